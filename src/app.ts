@@ -1,0 +1,66 @@
+import cors from '@fastify/cors'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { Deps } from './deps.js'
+import { registerBearerAuth } from './http/auth.js'
+import { ErrorBody } from './http/error.schemas.js'
+import { registerErrorHandling } from './http/error-handler.js'
+import { registerHealthRoutes } from './http/health.js'
+import { registerJsonBodyParser } from './http/json-body.js'
+import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js'
+import { registerOpenApi } from './http/openapi.js'
+import { registerResponseHeaders, requestIdOf } from './http/request-context.js'
+import { createValidatorCompiler } from './http/validation.js'
+import { registerPetRoutes } from './pets/pets.routes.js'
+import { petSchemas } from './pets/pets.schemas.js'
+
+const BODY_LIMIT_BYTES = 64 * 1024
+
+/** Headers browser code may read on a cross-origin response (contract §9). */
+export const EXPOSED_HEADERS = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+  'Link',
+  'Deprecation',
+  'Sunset',
+  'X-Request-Id',
+  'Idempotent-Replayed',
+]
+
+/** Builds the HTTP application on the given dependencies. It never listens: main.ts and tests do. */
+export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const { config } = deps
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    genReqId: requestIdOf,
+    bodyLimit: BODY_LIMIT_BYTES,
+    routerOptions: { maxParamLength: 500 },
+  })
+  const sharedSchemas = [...petSchemas, ErrorBody]
+  for (const schema of sharedSchemas) app.addSchema(schema)
+  app.setValidatorCompiler(createValidatorCompiler(sharedSchemas))
+
+  registerJsonBodyParser(app)
+  registerErrorHandling(app)
+  registerResponseHeaders(app)
+  registerRequestMetrics(app, deps.metrics)
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: [...config.corsOrigins],
+      methods: ['GET', 'HEAD', 'POST'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+      exposedHeaders: EXPOSED_HEADERS,
+      maxAge: 600,
+    })
+  }
+  await registerOpenApi(app, config)
+  registerBearerAuth(app, deps.apiKeys)
+  registerPetRoutes(app, deps)
+  registerHealthRoutes(app, deps.checkReady)
+  // With METRICS_PORT set, main.ts serves /metrics on that port instead.
+  if (config.metricsPort === undefined) registerMetricsRoute(app, deps.metrics)
+  return app
+}

@@ -1,0 +1,103 @@
+/**
+ * Every environment variable the service reads, parsed once at start into a frozen Config.
+ * A bad value throws ConfigError whose message is the one line the process prints before exiting.
+ */
+export type Environment = 'production' | 'staging'
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+
+export interface Config {
+  readonly port: number
+  readonly host: string
+  readonly env: Environment
+  readonly database: { readonly kind: 'sqlite'; readonly path: string }
+  /** Base address ending in /v1 for Link headers; undefined: derived from each request. */
+  readonly publicUrl: string | undefined
+  readonly productionUrl: string
+  readonly stagingUrl: string
+  readonly corsOrigins: readonly string[]
+  readonly logLevel: LogLevel
+  /** When set, /metrics is served on this port instead of the API port. */
+  readonly metricsPort: number | undefined
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, expectation: string, value: string) {
+    super(`${variable} ${expectation} (got ${JSON.stringify(value)})`)
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>
+
+export function loadConfig(env: Env): Config {
+  const metricsPort = env.METRICS_PORT
+  return Object.freeze({
+    port: parsePort(env, 'PORT', '8080'),
+    host: parseHost(env.HOST ?? '127.0.0.1'),
+    env: parseChoice(env, 'PETSTORE_ENV', ['production', 'staging'], 'production'),
+    database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/petstore.sqlite'),
+    publicUrl: env.PETSTORE_PUBLIC_URL === undefined ? undefined : parseBaseUrl(env, 'PETSTORE_PUBLIC_URL'),
+    productionUrl: parseBaseUrl(env, 'PETSTORE_PRODUCTION_URL', 'https://petstore.example.com/v1'),
+    stagingUrl: parseBaseUrl(env, 'PETSTORE_STAGING_URL', 'https://staging.petstore.example.com/v1'),
+    corsOrigins: parseOrigins(env.CORS_ORIGINS ?? ''),
+    logLevel: parseChoice(
+      env,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      'info',
+    ),
+    metricsPort: metricsPort === undefined ? undefined : parsePort(env, 'METRICS_PORT', metricsPort),
+  })
+}
+
+function parsePort(env: Env, name: string, fallback: string): number {
+  const text = env[name] ?? fallback
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN
+  if (!(port >= 0 && port <= 65535)) throw new ConfigError(name, 'must be an integer from 0 to 65535', text)
+  return port
+}
+
+function parseHost(text: string): string {
+  if (!/^[A-Za-z0-9.:[\]-]+$/.test(text))
+    throw new ConfigError('HOST', 'must be a host name or IP address', text)
+  return text
+}
+
+function parseChoice<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+  const text = env[name] ?? fallback
+  if (!(choices as readonly string[]).includes(text)) {
+    throw new ConfigError(name, `must be one of ${choices.join(', ')}`, text)
+  }
+  return text as T
+}
+
+function parseDatabaseUrl(text: string): Config['database'] {
+  const path = text.startsWith('sqlite:') ? text.slice('sqlite:'.length) : ''
+  if (path === '') throw new ConfigError('DATABASE_URL', 'must be sqlite:<path to the database file>', text)
+  return { kind: 'sqlite', path }
+}
+
+function parseBaseUrl(env: Env, name: string, fallback?: string): string {
+  const text = env[name] ?? fallback ?? ''
+  const url = URL.canParse(text) ? new URL(text) : undefined
+  const ok = url && (url.protocol === 'http:' || url.protocol === 'https:') && /\/v1\/?$/.test(url.pathname)
+  if (!ok || url.search || url.hash) throw new ConfigError(name, 'must be an http(s) URL ending in /v1', text)
+  return text.replace(/\/$/, '')
+}
+
+function parseOrigins(text: string): string[] {
+  const origins = text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+  for (const origin of origins) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        'must be a comma list of origins like https://shop.example',
+        origin,
+      )
+    }
+  }
+  return origins
+}

@@ -1,0 +1,33 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import type { Config } from '../config.js'
+import type { Db } from './database.js'
+
+export interface DatabaseOptions {
+  /** How long a write waits for another connection's lock before the request gets 503. */
+  busyTimeoutMs?: number
+}
+
+/**
+ * Opens the database named by the configuration. SQLite runs in WAL mode with synchronous=FULL:
+ * a 201 is only sent after the pet is on disk.
+ */
+export function connectDatabase(database: Config['database'], options: DatabaseOptions = {}): Db {
+  if (database.path !== ':memory:') mkdirSync(dirname(database.path), { recursive: true })
+  const sqlite = new SQLite(database.path)
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = FULL')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`)
+  return new Kysely({ dialect: new SqliteDialect({ database: sqlite }) })
+}
+
+const UNAVAILABLE_SQLITE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY)/
+
+/** True when the error means the store cannot serve now (answer 503) rather than a bug (500). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && UNAVAILABLE_SQLITE_CODES.test(code)
+}

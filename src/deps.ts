@@ -1,0 +1,71 @@
+import { sql } from 'kysely'
+import type { DestinationStream, Logger } from 'pino'
+import { type ApiKeyService, createApiKeyService } from './api-keys/api-keys.service.js'
+import { type Clock, systemClock } from './clock.js'
+import type { Config } from './config.js'
+import { connectDatabase } from './db/connect.js'
+import type { Db } from './db/database.js'
+import { migrateToLatest } from './db/migrate.js'
+import { createMetrics, type Metrics } from './http/metrics.js'
+import { createLogger } from './logger.js'
+import { createPetService, type PetService } from './pets/pets.service.js'
+
+/** The object graph the server, the CLI and the tests share. */
+export interface Deps {
+  config: Config
+  clock: Clock
+  logger: Logger
+  db: Db
+  pets: PetService
+  apiKeys: ApiKeyService
+  metrics: Metrics
+  /** Resolves when every store the service needs answers. */
+  checkReady(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface DepsOptions {
+  clock?: Clock
+  logDestination?: DestinationStream
+  busyTimeoutMs?: number
+}
+
+const PURGE_INTERVAL_MS = 10 * 60 * 1000
+
+/** The composition root: opens and migrates the database and wires the services to it. */
+export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
+  const clock = options.clock ?? systemClock
+  const logger = createLogger(config.logLevel, options.logDestination)
+  const db = connectDatabase(config.database, { busyTimeoutMs: options.busyTimeoutMs })
+  try {
+    const applied = await migrateToLatest(db)
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+  const pets = createPetService({ db, clock })
+  const purge = setInterval(() => {
+    pets
+      .purgeExpiredIdempotencyKeys()
+      .catch((error) => logger.warn({ err: error }, 'idempotency purge failed'))
+  }, PURGE_INTERVAL_MS)
+  purge.unref()
+
+  return {
+    config,
+    clock,
+    logger,
+    db,
+    pets,
+    apiKeys: createApiKeyService({ db, clock, env: config.env }),
+    metrics: createMetrics(),
+    checkReady: async () => {
+      await sql`select 1`.execute(db)
+    },
+    close: async () => {
+      clearInterval(purge)
+      await db.destroy()
+    },
+  }
+}

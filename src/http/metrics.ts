@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify'
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+
+/** Prometheus metrics of one app; each app has its own registry, so tests can build many. */
+export function createMetrics() {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const requests = new Counter({
+    name: 'petstore_http_requests_total',
+    help: 'HTTP requests by route, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  })
+  const duration = new Histogram({
+    name: 'petstore_http_request_duration_seconds',
+    help: 'HTTP request latency by route.',
+    labelNames: ['route'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  })
+  return { registry, requests, duration }
+}
+
+export type Metrics = ReturnType<typeof createMetrics>
+
+/** Counts every response; the route label is the route pattern, never the raw URL (bounded cardinality). */
+export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched'
+    metrics.requests.inc({ route, method: request.method, status: reply.statusCode })
+    metrics.duration.observe({ route }, reply.elapsedTime / 1000)
+  })
+}
+
+export function registerMetricsRoute(app: FastifyInstance, metrics: Metrics): void {
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(metrics.registry.contentType)
+    return metrics.registry.metrics()
+  })
+}

@@ -1,0 +1,92 @@
+import { Ajv, type ErrorObject } from 'ajv'
+import type { FastifySchemaCompiler } from 'fastify'
+import { AppError } from '../errors.js'
+
+type JsonSchema = {
+  type?: string
+  description?: string
+  enum?: unknown[]
+  minimum?: number
+  maximum?: number
+  properties?: Record<string, JsonSchema>
+}
+
+const DECIMAL_INTEGER = /^-?\d+$/
+
+/**
+ * Validates every request part with one Ajv that never coerces and never drops fields, so a wrong
+ * type or an unknown field is a 400. Query strings and path parameters are text: integers are parsed
+ * from plain decimal digits only (`5abc`, `2.5`, `0x10` and ` 5` stay text and fail).
+ * Failures become AppErrors whose message names the field and what it must be.
+ */
+export function createValidatorCompiler(sharedSchemas: readonly object[]): FastifySchemaCompiler<JsonSchema> {
+  const ajv = new Ajv({
+    coerceTypes: false,
+    removeAdditional: false,
+    useDefaults: true,
+    verbose: true,
+    strict: true,
+  })
+  ajv.addFormat('int64', true)
+  for (const schema of sharedSchemas) ajv.addSchema(schema)
+
+  return ({ schema, httpPart }) => {
+    const validate = ajv.compile(schema)
+    const fromText = httpPart === 'querystring' || httpPart === 'params'
+    return (data: unknown) => {
+      const input = fromText ? parseTextFields(schema, data as Record<string, unknown>) : data
+      if (input instanceof AppError) return { error: input }
+      if (validate(input)) return { value: input }
+      return { error: new AppError('invalid_request', describeError(validate.errors?.[0], httpPart)) }
+    }
+  }
+}
+
+function parseTextFields(
+  schema: JsonSchema,
+  data: Record<string, unknown>,
+): Record<string, unknown> | AppError {
+  const parsed: Record<string, unknown> = { ...data }
+  for (const [name, field] of Object.entries(schema.properties ?? {})) {
+    const value = parsed[name]
+    if (Array.isArray(value)) return new AppError('invalid_request', `${name} must be given only once`)
+    if (field.type === 'integer' && typeof value === 'string' && DECIMAL_INTEGER.test(value)) {
+      parsed[name] = Number(value)
+    }
+  }
+  return parsed
+}
+
+function describeError(error: ErrorObject | undefined, httpPart: string | undefined): string {
+  if (!error) return `the ${httpPart ?? 'request'} is not valid`
+  const path = error.instancePath.split('/').filter(Boolean).join('.')
+  // Header names are lower-cased by Node: show them as clients write them.
+  const field = httpPart === 'headers' ? path.replace(/(^|-)[a-z]/g, (start) => start.toUpperCase()) : path
+  const params = error.params as Record<string, unknown>
+  switch (error.keyword) {
+    case 'required':
+      return `${params.missingProperty} is required`
+    case 'additionalProperties': {
+      const allowed = Object.keys((error.parentSchema as JsonSchema).properties ?? {}).join(', ')
+      return `unknown field "${params.additionalProperty}": the allowed fields are ${allowed}`
+    }
+    case 'pattern':
+      return `${field} must be ${(error.parentSchema as JsonSchema).description ?? 'well-formed'}`
+    default:
+      if (field === '')
+        return httpPart === 'body' ? 'the body must be a JSON object' : `the ${httpPart} is not valid`
+      return `${field} must be ${expectation(error.parentSchema as JsonSchema)}`
+  }
+}
+
+function expectation(schema: JsonSchema): string {
+  if (schema.enum) return `one of ${schema.enum.join(', ')}`
+  if (schema.type === 'integer') {
+    if (schema.minimum !== undefined && schema.maximum !== undefined) {
+      return `an integer from ${schema.minimum} to ${schema.maximum}`
+    }
+    return 'an integer'
+  }
+  if (schema.type === 'string') return 'a string'
+  return `of type ${schema.type}`
+}

@@ -1,0 +1,15 @@
+/**
+ * getPet is deprecated (spec: Versioning) and removed on 5 December 2030. The deprecation instant is
+ * not in the spec; we date it from the start of 2026, when v1 shipped with the operation deprecated.
+ */
+export const GET_PET_DEPRECATED_AT = Date.UTC(2026, 0, 1)
+export const GET_PET_SUNSET_AT = Date.UTC(2030, 11, 5)
+
+/** Headers of every authenticated getPet response (RFC 9745 Deprecation, RFC 8594 Sunset). */
+export function deprecationHeaders(publicUrl: string): Record<string, string> {
+  return {
+    deprecation: `@${GET_PET_DEPRECATED_AT / 1000}`,
+    sunset: new Date(GET_PET_SUNSET_AT).toUTCString(),
+    link: `<${publicUrl}/pets>; rel="successor-version"`,
+  }
+}

@@ -1,0 +1,82 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import type { Config } from '../config.js'
+import { apiKeyOf } from '../http/auth.js'
+import { publicUrlOf } from '../http/public-url.js'
+import { deprecationHeaders } from './pets.deprecation.js'
+import { CreatePetHeaders, createPetResponses, getPetResponses, listPetsResponses } from './pets.responses.js'
+import { DEFAULT_PAGE_SIZE, ListPetsQuery, NewPet, PetParams } from './pets.schemas.js'
+import type { PetService } from './pets.service.js'
+
+export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService; config: Config }): void {
+  const { pets, config } = deps
+  const api = app.withTypeProvider<TypeBoxTypeProvider>()
+
+  api.get(
+    '/v1/pets',
+    {
+      schema: {
+        operationId: 'listPets',
+        summary: 'List animals, optionally filtered by status',
+        tags: ['pets'],
+        'x-stability': 'stable',
+        querystring: ListPetsQuery,
+        response: listPetsResponses,
+      },
+    },
+    async (request, reply) => {
+      const { limit = DEFAULT_PAGE_SIZE, status, cursor } = request.query
+      const page = await pets.listPets({ limit, status, cursor })
+      if (page.nextCursor) {
+        const filter = status === undefined ? '' : `&status=${status}`
+        const next = `${publicUrlOf(config, request)}/pets?limit=${limit}${filter}&cursor=${page.nextCursor}`
+        reply.header('link', `<${next}>; rel="next"`)
+      }
+      return page.pets
+    },
+  )
+
+  api.post(
+    '/v1/pets',
+    {
+      schema: {
+        operationId: 'createPet',
+        summary: 'Add an animal',
+        tags: ['pets'],
+        'x-stability': 'stable',
+        headers: CreatePetHeaders,
+        body: NewPet,
+        response: createPetResponses,
+      },
+    },
+    async (request, reply) => {
+      const { pet, replayed } = await pets.createPet({
+        apiKeyId: apiKeyOf(request).id,
+        newPet: request.body,
+        idempotencyKey: request.headers['idempotency-key'],
+      })
+      if (replayed) reply.header('idempotent-replayed', 'true')
+      return reply.code(201).send(pet)
+    },
+  )
+
+  api.get(
+    '/v1/pets/:petId',
+    {
+      schema: {
+        operationId: 'getPet',
+        summary: 'Fetch one animal (deprecated: use listPets with the status filter)',
+        tags: ['pets'],
+        deprecated: true,
+        'x-stability': 'deprecated',
+        params: PetParams,
+        response: getPetResponses,
+      },
+      // Route hooks run after the auth hook: only authenticated getPet responses carry these.
+      onRequest: async (request, reply) => {
+        reply.headers(deprecationHeaders(publicUrlOf(config, request)))
+      },
+    },
+    async (request) => pets.getPet(request.params.petId),
+  )
+}

@@ -1,0 +1,79 @@
+import Type, { type Static } from 'typebox'
+import { MAX_SAFE_ID, ref } from '../schema-ref.js'
+
+export const DEFAULT_PAGE_SIZE = 20
+
+export const PetStatus = Type.Enum(['available', 'pending', 'sold'], {
+  $id: 'PetStatus',
+  type: 'string',
+  description: 'Availability status of an animal.',
+})
+
+const Id = Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64' })
+
+const petFields = {
+  name: Type.String({
+    description:
+      "The animal's name: 1 to 100 Unicode code points after trimming surrounding white space, " +
+      'no control characters. Stored trimmed, otherwise exactly as sent.',
+    examples: ['Rex'],
+  }),
+  categoryId: Type.Integer({
+    minimum: 1,
+    maximum: MAX_SAFE_ID,
+    format: 'int64',
+    description: 'Identifier of the category the animal belongs to.',
+  }),
+  status: Type.Optional(ref(PetStatus)),
+}
+
+export const NewPet = Type.Object(petFields, {
+  $id: 'NewPet',
+  additionalProperties: false,
+  description: 'Request body for creating an animal. Fields other than these three are refused.',
+})
+
+export const Pet = Type.Object(
+  {
+    id: { ...Id, description: 'Unique identifier assigned by the service, ascending in creation order.' },
+    ...petFields,
+  },
+  {
+    $id: 'Pet',
+    additionalProperties: false,
+    description: 'An animal. `status` is absent when none was given.',
+  },
+)
+
+export const Pets = Type.Array(ref(Pet), {
+  $id: 'Pets',
+  description: 'A page of animals in ascending id order.',
+})
+
+export const ListPetsQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: DEFAULT_PAGE_SIZE,
+      description: 'Maximum number of animals.',
+    }),
+  ),
+  status: Type.Optional(ref(PetStatus)),
+  cursor: Type.Optional(
+    Type.String({
+      description: 'Opaque position of the next page, taken from the `Link: rel="next"` header.',
+    }),
+  ),
+})
+
+export const PetParams = Type.Object({
+  petId: { ...Id, description: 'Identifier of the animal to retrieve.' },
+})
+
+export type PetStatus = Static<typeof PetStatus>
+export type NewPet = Static<typeof NewPet>
+export type Pet = Static<typeof Pet>
+
+/** Schemas registered once by $id, so every route and the OpenAPI document refer to them by name. */
+export const petSchemas = [PetStatus, NewPet, Pet, Pets]

@@ -1,0 +1,52 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import { buildApp } from './app.js'
+import type { Config } from './config.js'
+import { createDeps } from './deps.js'
+import { registerMetricsRoute } from './http/metrics.js'
+
+export interface RunningServer {
+  app: FastifyInstance
+  /** Stops accepting, lets in-flight requests finish, then closes the stores. */
+  close(): Promise<void>
+}
+
+/** Opens the stores, builds the app and listens where the configuration says. */
+export async function startServer(config: Config): Promise<RunningServer> {
+  const deps = await createDeps(config)
+  const app = await buildApp(deps)
+  const servers: FastifyInstance[] = [app]
+  try {
+    await app.listen({ port: config.port, host: config.host })
+    if (config.metricsPort !== undefined) {
+      const metricsApp = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger })
+      registerMetricsRoute(metricsApp, deps.metrics)
+      servers.push(metricsApp)
+      await metricsApp.listen({ port: config.metricsPort, host: config.host })
+    }
+  } catch (error) {
+    await Promise.allSettled(servers.map((server) => server.close()))
+    await deps.close()
+    throw error
+  }
+  return {
+    app,
+    close: async () => {
+      await Promise.all(servers.map((server) => server.close()))
+      await deps.close()
+    },
+  }
+}
+
+/** Runs until SIGTERM or SIGINT, then drains and exits 0. */
+export async function serveUntilSignalled(config: Config): Promise<void> {
+  const server = await startServer(config)
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      server.app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+      resolve()
+    }
+    process.once('SIGTERM', stop)
+    process.once('SIGINT', stop)
+  })
+  await server.close()
+}
