@@ -1,0 +1,292 @@
+import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { loadConfig } from '../src/config.js'
+import { type RunningServer, startServer } from '../src/server.js'
+
+const BIN = join(import.meta.dirname, '..', 'bin', 'petstore')
+const KEY_PATTERN = /^ps_live_[A-Za-z0-9_-]{32}$/
+
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+interface CreatedKey {
+  id: number
+  key: string
+  plan: string
+  limits: { perMinute: number; perDay: number }
+}
+
+let dir: string
+let databaseUrl: string
+let server: RunningServer | undefined
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'petstore-cli-'))
+  databaseUrl = `sqlite:${join(dir, 'petstore.sqlite')}`
+})
+
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** Runs `bin/petstore` as a child process, in the temporary folder (so no stray .env is read). */
+function petstore(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const fullEnv = { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env }
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: dir, env: fullEnv, timeout: 15_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
+      },
+    )
+  })
+}
+
+async function createKey(args: string[], env: Record<string, string> = {}): Promise<CreatedKey> {
+  const run = await petstore(['keys', 'create', ...args, '--json'], env)
+  expect(run, run.stderr).toMatchObject({ code: 0, stderr: '' })
+  const lines = run.stdout.split('\n').filter(Boolean)
+  expect(lines).toHaveLength(1)
+  return JSON.parse(lines[0] ?? '')
+}
+
+async function listKeys(): Promise<Array<Record<string, unknown>>> {
+  const run = await petstore(['keys', 'list', '--json'])
+  expect(run.code).toBe(0)
+  return JSON.parse(run.stdout)
+}
+
+function stderrLines(run: Run): string[] {
+  return run.stderr.split('\n').filter(Boolean)
+}
+
+describe('keys create', () => {
+  it('prints exactly one JSON line with the id, the key, the plan and the free limits', async () => {
+    const run = await petstore(['keys', 'create', '--plan', 'free', '--json'])
+    expect(run.code).toBe(0)
+    expect(run.stderr).toBe('')
+    expect(run.stdout.endsWith('\n')).toBe(true)
+    expect(run.stdout.trimEnd().split('\n')).toHaveLength(1)
+    const created = JSON.parse(run.stdout)
+    expect(Object.keys(created).sort()).toEqual(['id', 'key', 'limits', 'plan'])
+    expect(created).toEqual({
+      id: expect.any(Number),
+      key: expect.stringMatching(KEY_PATTERN),
+      plan: 'free',
+      limits: { perMinute: 60, perDay: 1000 },
+    })
+  })
+
+  it('issues ps_test_ keys in staging', async () => {
+    const created = await createKey(['--plan', 'free'], { PETSTORE_ENV: 'staging' })
+    expect(created.key).toMatch(/^ps_test_[A-Za-z0-9_-]{32}$/)
+  })
+
+  it.each([
+    ['pro', 300, 10_000],
+    ['business', 1000, 100_000],
+  ])('gives %s keys their plan limits', async (plan, perMinute, perDay) => {
+    const created = await createKey(['--plan', plan])
+    expect(created).toMatchObject({ plan, limits: { perMinute, perDay } })
+  })
+
+  it('stores and prints the custom limits of an enterprise key', async () => {
+    const created = await createKey(['--plan', 'enterprise', '--per-minute', '1000', '--per-day', '5'])
+    expect(created).toMatchObject({ plan: 'enterprise', limits: { perMinute: 1000, perDay: 5 } })
+    const [listed] = await listKeys()
+    expect(listed).toMatchObject({
+      id: created.id,
+      plan: 'enterprise',
+      limits: { perMinute: 1000, perDay: 5 },
+    })
+  })
+
+  it.each([
+    ['an enterprise key without custom limits', ['--plan', 'enterprise']],
+    ['an enterprise key with only one limit', ['--plan', 'enterprise', '--per-minute', '10']],
+    ['custom limits on a free key', ['--plan', 'free', '--per-minute', '10']],
+    ['an unknown plan', ['--plan', 'gold']],
+    ['a missing plan', []],
+  ])('refuses %s with exit code 2 and one line on stderr', async (_case, args) => {
+    const run = await petstore(['keys', 'create', ...args, '--json'])
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe('')
+    expect(stderrLines(run)).toEqual([expect.stringMatching(/^petstore: /)])
+    expect(await listKeys()).toEqual([])
+  })
+})
+
+describe('stored keys', () => {
+  it('prints the key once and stores only its hash', async () => {
+    const keys = [await createKey(['--plan', 'free', '--name', 'shop']), await createKey(['--plan', 'pro'])]
+    const db = new Database(join(dir, 'petstore.sqlite'), { readonly: true })
+    try {
+      const tables = db
+        .prepare("select name from sqlite_master where type = 'table'")
+        .pluck()
+        .all() as string[]
+      expect(tables).toContain('api_keys')
+      const cells = tables.flatMap((table) =>
+        (db.prepare(`select * from "${table}"`).raw().all() as unknown[][]).flat().map(String),
+      )
+      for (const { key } of keys) {
+        const secret = key.slice('ps_live_'.length)
+        expect(cells.filter((cell) => cell.includes(key) || cell.includes(secret))).toEqual([])
+        const hash = createHash('sha256').update(key).digest('base64url')
+        expect(db.prepare('select count(*) from api_keys where key_hash = ?').pluck().get(hash)).toBe(1)
+      }
+    } finally {
+      db.close()
+    }
+    const files = readdirSync(dir).map((file) => readFileSync(join(dir, file)).toString('latin1'))
+    for (const { key } of keys) expect(files.some((bytes) => bytes.includes(key))).toBe(false)
+  })
+})
+
+describe('keys list', () => {
+  it('shows id, prefix, name, plan, limits and times, never a key', async () => {
+    const free = await createKey(['--plan', 'free', '--name', 'shop front'])
+    const enterprise = await createKey(['--plan', 'enterprise', '--per-minute', '7', '--per-day', '70'])
+    const listed = await listKeys()
+    expect(listed).toEqual([
+      {
+        id: free.id,
+        prefix: free.key.slice(0, 12),
+        name: 'shop front',
+        plan: 'free',
+        limits: { perMinute: 60, perDay: 1000 },
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        revokedAt: null,
+      },
+      {
+        id: enterprise.id,
+        prefix: enterprise.key.slice(0, 12),
+        name: null,
+        plan: 'enterprise',
+        limits: { perMinute: 7, perDay: 70 },
+        createdAt: expect.any(String),
+        revokedAt: null,
+      },
+    ])
+    const table = await petstore(['keys', 'list'])
+    expect(table.code).toBe(0)
+    const [header, ...rows] = table.stdout.trimEnd().split('\n')
+    expect(header?.split(/\s{2,}/)).toEqual([
+      'ID',
+      'PREFIX',
+      'NAME',
+      'PLAN',
+      'PER MINUTE',
+      'PER DAY',
+      'CREATED',
+      'REVOKED',
+    ])
+    expect(rows[0]?.split(/\s{2,}/)).toEqual([
+      String(free.id),
+      `${free.key.slice(0, 12)}...`,
+      'shop front',
+      'free',
+      '60',
+      '1000',
+      listed[0]?.createdAt,
+    ])
+    expect(rows[1]).toContain(enterprise.key.slice(0, 12))
+    for (const output of [table.stdout, JSON.stringify(listed)]) {
+      for (const { key } of [free, enterprise]) expect(output).not.toContain(key)
+    }
+  })
+})
+
+describe('keys revoke', () => {
+  it('sets revokedAt on the key', async () => {
+    const created = await createKey(['--plan', 'free'])
+    const run = await petstore(['keys', 'revoke', String(created.id)])
+    expect(run).toMatchObject({ code: 0, stderr: '' })
+    expect(run.stdout).not.toContain(created.key)
+    const [listed] = await listKeys()
+    expect(listed?.revokedAt).toEqual(expect.stringMatching(/^\d{4}-.*Z$/))
+    expect(Date.parse(String(listed?.revokedAt))).toBeGreaterThanOrEqual(
+      Date.parse(String(listed?.createdAt)),
+    )
+    const table = await petstore(['keys', 'list'])
+    expect(table.stdout).toContain(String(listed?.revokedAt))
+  })
+
+  it.each([
+    ['an unknown id', ['999']],
+    ['no id', []],
+    ['an id that is not a number', ['abc']],
+  ])('exits 2 for %s', async (_case, args) => {
+    await createKey(['--plan', 'free'])
+    const run = await petstore(['keys', 'revoke', ...args])
+    expect(run.code).toBe(2)
+    expect(stderrLines(run)).toHaveLength(1)
+    expect((await listKeys())[0]?.revokedAt).toBeNull()
+  })
+
+  it('takes effect on the next request of a running server', async () => {
+    server = await startServer(loadConfig({ PORT: '0', DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }))
+    const { port } = server.app.server.address() as AddressInfo
+    const created = await createKey(['--plan', 'free'])
+    const listPets = () =>
+      fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { authorization: `Bearer ${created.key}` } })
+    const before = await listPets()
+    expect(before.status).toBe(200)
+    expect(await before.json()).toEqual([])
+    expect((await petstore(['keys', 'revoke', String(created.id)])).code).toBe(0)
+    const after = await listPets()
+    expect(after.status).toBe(401)
+    expect(after.headers.get('www-authenticate')).toMatch(/^Bearer/)
+    const body = await after.json()
+    expect(body).toMatchObject({
+      code: 'unauthorized',
+      status: 401,
+      message: expect.stringMatching(/revoked/),
+    })
+    expect(JSON.stringify(body)).not.toContain(created.key)
+  })
+})
+
+describe('commands', () => {
+  it.each([[['--help']], [['keys', '--help']], [['serve', '--help']], [['migrate', '--help']], [['help']]])(
+    'prints usage for %j and exits 0',
+    async (args) => {
+      const run = await petstore(args)
+      expect(run).toMatchObject({ code: 0, stderr: '' })
+      expect(run.stdout).toMatch(/^Usage: petstore/)
+      expect(existsSync(join(dir, 'petstore.sqlite'))).toBe(false)
+    },
+  )
+
+  it('exits 2 on an unknown command and on no command', async () => {
+    const unknown = await petstore(['frobnicate'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain('unknown command "frobnicate"')
+    expect((await petstore([])).code).toBe(2)
+    expect((await petstore(['keys', 'rotate'])).code).toBe(2)
+  })
+
+  it('migrate creates the database file and its schema', async () => {
+    databaseUrl = `sqlite:${join(dir, 'nested', 'petstore.sqlite')}`
+    const run = await petstore(['migrate'])
+    expect(run).toMatchObject({ code: 0, stderr: '' })
+    const db = new Database(join(dir, 'nested', 'petstore.sqlite'), { readonly: true })
+    const tables = db.prepare("select name from sqlite_master where type = 'table'").pluck().all()
+    db.close()
+    expect(tables).toEqual(expect.arrayContaining(['pets', 'api_keys', 'idempotency_keys']))
+    expect((await petstore(['migrate'])).code).toBe(0)
+  })
+})

@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { IDEMPOTENCY_TTL_MS } from '../src/pets/pets.service.js'
+import { buildTestApp, type TestApp } from './helpers.js'
+
+let t: TestApp
+let key: string
+beforeAll(async () => {
+  t = await buildTestApp()
+  key = await t.issueKey()
+})
+afterAll(() => t.close())
+
+function create(body: unknown, idempotencyKey?: string, apiKey = key) {
+  return t.app.inject({
+    method: 'POST',
+    url: '/v1/pets',
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      'content-type': 'application/json',
+      ...(idempotencyKey !== undefined && { 'idempotency-key': idempotencyKey }),
+    },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+}
+
+async function petCount(): Promise<number> {
+  const row = await t.deps.db
+    .selectFrom('pets')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+describe('Idempotency-Key on createPet', () => {
+  test('the same key and body returns the first pet again with Idempotent-Replayed and creates nothing', async () => {
+    const first = await create({ name: 'Rex', categoryId: 1 }, 'order-1')
+    expect(first.statusCode).toBe(201)
+    expect(first.headers['idempotent-replayed']).toBeUndefined()
+    const before = await petCount()
+    // Same fields in another order and spacing: the same body.
+    const again = await create('{ "categoryId": 1, "name": "Rex" }', 'order-1')
+    expect(again.statusCode).toBe(201)
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expect(again.json()).toEqual(first.json())
+    expect(await petCount()).toBe(before)
+  })
+
+  test('the same key with a different body is 422 idempotency_key_reused and creates nothing', async () => {
+    await create({ name: 'Rex', categoryId: 1 }, 'order-2')
+    const before = await petCount()
+    const reused = await create({ name: 'Rex', categoryId: 2 }, 'order-2')
+    expect(reused.statusCode).toBe(422)
+    expect(reused.json()).toMatchObject({ code: 'idempotency_key_reused', status: 422 })
+    expect(await petCount()).toBe(before)
+  })
+
+  test('keys are scoped to the API key', async () => {
+    const otherKey = await t.issueKey('pro')
+    const mine = await create({ name: 'Rex', categoryId: 1 }, 'shared-key')
+    const theirs = await create({ name: 'Rex', categoryId: 1 }, 'shared-key', otherKey)
+    expect(theirs.statusCode).toBe(201)
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined()
+    expect(theirs.json().id).not.toBe(mine.json().id)
+  })
+
+  test('a record is kept for 24 hours, then the key creates a new pet', async () => {
+    const first = await create({ name: 'Rex', categoryId: 1 }, 'order-3')
+    t.clock.advance(IDEMPOTENCY_TTL_MS - 1)
+    expect((await create({ name: 'Rex', categoryId: 1 }, 'order-3')).json().id).toBe(first.json().id)
+    t.clock.advance(1)
+    const later = await create({ name: 'Rex', categoryId: 5 }, 'order-3')
+    expect(later.statusCode).toBe(201)
+    expect(later.headers['idempotent-replayed']).toBeUndefined()
+    expect(later.json().id).toBeGreaterThan(first.json().id)
+  })
+
+  test('expired records are purged', async () => {
+    await create({ name: 'Rex', categoryId: 1 }, 'order-4')
+    t.clock.advance(IDEMPOTENCY_TTL_MS + 1)
+    expect(await t.deps.pets.purgeExpiredIdempotencyKeys()).toBeGreaterThanOrEqual(1)
+    const left = await t.deps.db
+      .selectFrom('idempotency_keys')
+      .select('key')
+      .where('key', '=', 'order-4')
+      .execute()
+    expect(left).toEqual([])
+  })
+
+  test.each([
+    ['empty', ''],
+    ['256 characters', 'k'.repeat(256)],
+    ['non-ASCII', 'clé-1'],
+    ['a control character', 'a\u0001b'],
+  ])('an Idempotency-Key that is %s is 400 and creates nothing', async (_label, value) => {
+    const before = await petCount()
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/pets',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'idempotency-key': value,
+      },
+      payload: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    })
+    expect(response.statusCode).toBe(400)
+    expect(response.json()).toMatchObject({ code: 'invalid_request' })
+    expect(response.json().message).toContain('Idempotency-Key')
+    expect(await petCount()).toBe(before)
+  })
+
+  test('255 printable characters are a valid key', async () => {
+    const printable = Array.from({ length: 255 }, (_, i) => String.fromCharCode(0x21 + (i % 94))).join('')
+    expect((await create({ name: 'Rex', categoryId: 1 }, printable)).statusCode).toBe(201)
+  })
+
+  test('any number of concurrent requests with one key create exactly one pet', async () => {
+    const before = await petCount()
+    const responses = await Promise.all(
+      Array.from({ length: 25 }, () => create({ name: 'Burst', categoryId: 4, status: 'sold' }, 'burst-1')),
+    )
+    expect(await petCount()).toBe(before + 1)
+    const created = responses.filter((response) => response.statusCode === 201)
+    const inFlight = responses.filter((response) => response.statusCode === 409)
+    expect(created.length + inFlight.length).toBe(25)
+    expect(new Set(created.map((response) => response.json().id)).size).toBe(1)
+    expect(created.filter((response) => response.headers['idempotent-replayed'] === undefined)).toHaveLength(
+      1,
+    )
+    for (const response of inFlight) expect(response.json().code).toBe('idempotency_key_in_use')
+  })
+})

@@ -1,0 +1,150 @@
+import SwaggerParser from '@apidevtools/swagger-parser'
+import type { InjectOptions } from 'fastify'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { GET_PET_SUNSET_AT } from '../src/pets/pets.deprecation.js'
+import { buildTestApp, type TestApp } from './helpers.js'
+
+type Operation = {
+  deprecated?: boolean
+  operationId: string
+  responses: Record<string, unknown>
+  'x-stability'?: string
+}
+type Document = {
+  openapi: string
+  servers: { url: string; description: string }[]
+  security: unknown[]
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }
+  paths: Record<string, Record<string, Operation>>
+}
+
+let t: TestApp
+let document: Document
+beforeAll(async () => {
+  t = await buildTestApp({ env: { PETSTORE_PRODUCTION_URL: 'https://api.shop.example/v1' } })
+  document = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json()
+})
+afterAll(() => t.close())
+
+describe('the served OpenAPI document', () => {
+  test('is valid OpenAPI 3.1', async () => {
+    expect(document.openapi).toBe('3.1.0')
+    await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined()
+  })
+
+  test('lists this server, production and staging', () => {
+    expect(document.servers).toEqual([
+      { url: 'http://localhost:80/v1', description: 'This server (production)' },
+      { url: 'https://api.shop.example/v1', description: 'Production' },
+      { url: 'https://staging.petstore.example.com/v1', description: 'Staging' },
+    ])
+  })
+
+  test('has bearer security on every operation, the spec component names and getPet deprecated', () => {
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
+    expect(document.security).toEqual([{ bearerAuth: [] }])
+    expect(Object.keys(document.components.schemas).sort()).toEqual([
+      'Error',
+      'NewPet',
+      'Pet',
+      'PetStatus',
+      'Pets',
+    ])
+    const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods))
+    expect(operations.map((operation) => operation.operationId).sort()).toEqual([
+      'createPet',
+      'getPet',
+      'listPets',
+    ])
+    expect(document.paths['/v1/pets/{petId}']?.get?.deprecated).toBe(true)
+    expect(document.paths['/v1/pets/{petId}']?.get?.['x-stability']).toBe('deprecated')
+    expect(document.paths['/v1/pets']?.get?.deprecated).toBeUndefined()
+  })
+
+  test('documents every error code', () => {
+    const code = (document.components.schemas.Error as { properties: { code: { enum: string[] } } })
+      .properties.code
+    expect(code.enum).toContain('idempotency_key_reused')
+    expect(code.enum).toContain('gone')
+  })
+})
+
+/** Requests that drive each operation to each status it can answer on this store. */
+async function observedStatuses(): Promise<Record<string, Set<number>>> {
+  const key = await t.issueKey()
+  const auth = { authorization: `Bearer ${key}` }
+  const json = { ...auth, 'content-type': 'application/json' }
+  const seen: Record<string, Set<number>> = { listPets: new Set(), createPet: new Set(), getPet: new Set() }
+  const send = async (operation: string, options: InjectOptions, app = t.app) => {
+    seen[operation]?.add((await app.inject(options)).statusCode)
+  }
+  await send('listPets', { method: 'GET', url: '/v1/pets', headers: auth })
+  await send('listPets', { method: 'GET', url: '/v1/pets?limit=0', headers: auth })
+  await send('listPets', { method: 'GET', url: '/v1/pets' })
+  const create = (payload: string, headers: Record<string, string> = json): InjectOptions => ({
+    method: 'POST',
+    url: '/v1/pets',
+    headers,
+    payload,
+  })
+  await send('createPet', create('{"name":"Rex","categoryId":1}', { ...json, 'idempotency-key': 'k' }))
+  await send('createPet', create('{"name":"Rex","categoryId":2}', { ...json, 'idempotency-key': 'k' }))
+  await send('createPet', create('{"name":""}'))
+  await send('createPet', create('{}', auth))
+  await send('createPet', create('{"name":"Rex","categoryId":1}', { 'content-type': 'application/json' }))
+  await send('createPet', create(`{"name":"${'x'.repeat(70_000)}","categoryId":1}`))
+  await send('createPet', create('name=Rex', { ...auth, 'content-type': 'text/plain' }))
+  await send('getPet', { method: 'GET', url: '/v1/pets/1', headers: auth })
+  await send('getPet', { method: 'GET', url: '/v1/pets/abc', headers: auth })
+  await send('getPet', { method: 'GET', url: '/v1/pets/1' })
+  await send('getPet', { method: 'GET', url: '/v1/pets/424242', headers: auth })
+  t.clock.set(GET_PET_SUNSET_AT)
+  await send('getPet', { method: 'GET', url: '/v1/pets/1', headers: auth })
+
+  const broken = await buildTestApp({ busyTimeoutMs: 20 })
+  try {
+    const brokenAuth = { authorization: `Bearer ${await broken.issueKey()}` }
+    const Sqlite = (await import('better-sqlite3')).default
+    const other = new Sqlite(`${broken.dir}/petstore.sqlite`)
+    other.exec('BEGIN EXCLUSIVE')
+    await send(
+      'createPet',
+      create('{"name":"Rex","categoryId":1}', { ...brokenAuth, 'content-type': 'application/json' }),
+      broken.app,
+    )
+    other.exec('ROLLBACK')
+    other.close()
+    await broken.deps.db.schema.dropTable('idempotency_keys').execute()
+    await broken.deps.db.schema.dropTable('pets').execute()
+    await send('listPets', { method: 'GET', url: '/v1/pets', headers: brokenAuth }, broken.app)
+    await send('getPet', { method: 'GET', url: '/v1/pets/1', headers: brokenAuth }, broken.app)
+    await send(
+      'createPet',
+      create('{"name":"Rex","categoryId":1}', { ...brokenAuth, 'content-type': 'application/json' }),
+      broken.app,
+    )
+  } finally {
+    await broken.close()
+  }
+  return seen
+}
+
+test('describes every status the routes actually return, and returns every status it describes', async () => {
+  const seen = await observedStatuses()
+  const operations = {
+    listPets: document.paths['/v1/pets']?.get,
+    createPet: document.paths['/v1/pets']?.post,
+    getPet: document.paths['/v1/pets/{petId}']?.get,
+  }
+  // Reads never wait for a lock in WAL mode, and idempotent creation commits in one transaction:
+  // these documented statuses only occur on a store that can be unreachable or slow to commit.
+  const unreachableHere: Record<string, number[]> = { listPets: [503], getPet: [503], createPet: [409] }
+  for (const [name, operation] of Object.entries(operations)) {
+    const documented = Object.keys(operation?.responses ?? {})
+      .map(Number)
+      .sort()
+    const observed = [...(seen[name] ?? [])].sort()
+    expect(documented, name).toEqual(expect.arrayContaining(observed))
+    expect([...observed, ...(unreachableHere[name] ?? [])].sort(), name).toEqual(documented)
+  }
+})
