@@ -1,13 +1,15 @@
 import cors from '@fastify/cors'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { Config } from './config.js'
 import type { Deps } from './deps.js'
-import { registerBearerAuth } from './http/auth.js'
+import { registerKeyIdentification, registerKeyRequirement } from './http/auth.js'
 import { ErrorBody } from './http/error.schemas.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { registerHealthRoutes } from './http/health.js'
 import { registerJsonBodyParser } from './http/json-body.js'
 import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js'
 import { registerOpenApi } from './http/openapi.js'
+import { registerRateLimit } from './http/rate-limit.js'
 import { registerResponseHeaders, requestIdOf } from './http/request-context.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { registerPetRoutes } from './pets/pets.routes.js'
@@ -30,6 +32,14 @@ export const EXPOSED_HEADERS = [
   'Idempotent-Replayed',
 ]
 
+/** Fastify takes a hop count as a function: trust the first `hops` proxies from the socket inwards. */
+function trustProxyOption(
+  trust: Config['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return (_address, hop) => hop < trust
+  return typeof trust === 'boolean' ? trust : [...trust]
+}
+
 /** Builds the HTTP application on the given dependencies. It never listens: main.ts and tests do. */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps
@@ -38,6 +48,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     genReqId: requestIdOf,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: 500 },
+    trustProxy: trustProxyOption(config.trustProxy),
   })
   const sharedSchemas = [...petSchemas, ErrorBody]
   for (const schema of sharedSchemas) app.addSchema(schema)
@@ -57,7 +68,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     })
   }
   await registerOpenApi(app, config)
-  registerBearerAuth(app, deps.apiKeys)
+  // Identify the key, count the request (per key, or per IP without one), then require the key.
+  registerKeyIdentification(app, deps.apiKeys)
+  registerRateLimit(app, { store: deps.rateLimitStore, clock: deps.clock, metrics: deps.metrics })
+  registerKeyRequirement(app)
   registerPetRoutes(app, deps)
   registerHealthRoutes(app, deps.checkReady)
   // With METRICS_PORT set, main.ts serves /metrics on that port instead.

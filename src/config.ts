@@ -2,6 +2,8 @@
  * Every environment variable the service reads, parsed once at start into a frozen Config.
  * A bad value throws ConfigError whose message is the one line the process prints before exiting.
  */
+import { isIP } from 'node:net'
+
 export type Environment = 'production' | 'staging'
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 
@@ -18,6 +20,11 @@ export interface Config {
   readonly logLevel: LogLevel
   /** When set, /metrics is served on this port instead of the API port. */
   readonly metricsPort: number | undefined
+  /** Refusals inside one window after which a key (or client IP) is banned. */
+  readonly banAfter: number
+  readonly banSeconds: number
+  /** Which proxies' X-Forwarded-For to believe: none (false), all (true), a hop count or addresses. */
+  readonly trustProxy: boolean | number | readonly string[]
 }
 
 export class ConfigError extends Error {
@@ -47,6 +54,9 @@ export function loadConfig(env: Env): Config {
       'info',
     ),
     metricsPort: metricsPort === undefined ? undefined : parsePort(env, 'METRICS_PORT', metricsPort),
+    banAfter: parseCount(env, 'PETSTORE_BAN_AFTER', '10'),
+    banSeconds: parseCount(env, 'PETSTORE_BAN_SECONDS', '900'),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY ?? 'false'),
   })
 }
 
@@ -55,6 +65,32 @@ function parsePort(env: Env, name: string, fallback: string): number {
   const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN
   if (!(port >= 0 && port <= 65535)) throw new ConfigError(name, 'must be an integer from 0 to 65535', text)
   return port
+}
+
+function parseCount(env: Env, name: string, fallback: string): number {
+  const text = env[name] ?? fallback
+  const count = /^\d{1,9}$/.test(text) ? Number(text) : 0
+  if (count < 1) throw new ConfigError(name, 'must be a whole number from 1 to 999999999', text)
+  return count
+}
+
+function parseTrustProxy(text: string): Config['trustProxy'] {
+  if (text === 'false') return false
+  if (text === 'true') return true
+  if (/^\d{1,2}$/.test(text)) return Number(text)
+  const addresses = text.split(',').map((item) => item.trim())
+  const valid = (item: string) => {
+    const [address = '', prefix, ...rest] = item.split('/')
+    return isIP(address) !== 0 && rest.length === 0 && (prefix === undefined || /^\d{1,3}$/.test(prefix))
+  }
+  if (!addresses.every(valid)) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      'must be true, false, a hop count or a comma list of proxy addresses/CIDRs',
+      text,
+    )
+  }
+  return addresses
 }
 
 function parseHost(text: string): string {

@@ -9,6 +9,8 @@ import { migrateToLatest } from './db/migrate.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { createLogger } from './logger.js'
 import { createPetService, type PetService } from './pets/pets.service.js'
+import { createMemoryStore } from './rate-limit/memory-store.js'
+import type { RateLimitStore } from './rate-limit/rate-limit.port.js'
 
 /** The object graph the server, the CLI and the tests share. */
 export interface Deps {
@@ -19,6 +21,7 @@ export interface Deps {
   pets: PetService
   apiKeys: ApiKeyService
   metrics: Metrics
+  rateLimitStore: RateLimitStore
   /** Resolves when every store the service needs answers. */
   checkReady(): Promise<void>
   close(): Promise<void>
@@ -28,6 +31,8 @@ export interface DepsOptions {
   clock?: Clock
   logDestination?: DestinationStream
   busyTimeoutMs?: number
+  /** Replaces the store the configuration picks (benchmarks compare against a no-op store). */
+  rateLimitStore?: RateLimitStore
 }
 
 const PURGE_INTERVAL_MS = 10 * 60 * 1000
@@ -45,6 +50,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     throw error
   }
   const pets = createPetService({ db, clock })
+  const rateLimitStore =
+    options.rateLimitStore ??
+    createMemoryStore({ banAfter: config.banAfter, banMs: config.banSeconds * 1000 })
   const purge = setInterval(() => {
     pets
       .purgeExpiredIdempotencyKeys()
@@ -60,11 +68,13 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     pets,
     apiKeys: createApiKeyService({ db, clock, env: config.env }),
     metrics: createMetrics(),
+    rateLimitStore,
     checkReady: async () => {
       await sql`select 1`.execute(db)
     },
     close: async () => {
       clearInterval(purge)
+      await rateLimitStore.close()
       await db.destroy()
     },
   }

@@ -22,12 +22,17 @@ export class FakeClock implements Clock {
   }
 }
 
+const OUT_OF_REACH = { perMinute: 1_000_000_000, perDay: 1_000_000_000 }
+
 export interface TestApp {
   app: FastifyInstance
   deps: Deps
   clock: FakeClock
   dir: string
-  /** Issues a key on the app's database and returns it, ready for `Authorization: Bearer`. */
+  /**
+   * Issues a key on the app's database and returns it, ready for `Authorization: Bearer`. Without a
+   * plan: an Enterprise key whose limits no test reaches, for tests that are not about rate limits.
+   */
   issueKey(plan?: Plan, custom?: { perMinute: number; perDay: number }): Promise<string>
   /** `Authorization` and JSON headers for a key. */
   auth(key: string): Record<string, string>
@@ -61,8 +66,9 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     deps,
     clock,
     dir,
-    issueKey: async (plan = 'free', custom) => {
-      const issued = await deps.apiKeys.issueApiKey({ plan, ...custom })
+    issueKey: async (plan = 'enterprise', custom) => {
+      const limits = custom ?? (plan === 'enterprise' ? OUT_OF_REACH : {})
+      const issued = await deps.apiKeys.issueApiKey({ plan, ...limits })
       return issued.key
     },
     auth: (key) => ({ authorization: `Bearer ${key}` }),

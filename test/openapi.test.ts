@@ -98,6 +98,14 @@ async function observedStatuses(): Promise<Record<string, Set<number>>> {
   await send('getPet', { method: 'GET', url: '/v1/pets/abc', headers: auth })
   await send('getPet', { method: 'GET', url: '/v1/pets/1' })
   await send('getPet', { method: 'GET', url: '/v1/pets/424242', headers: auth })
+  const tight = { authorization: `Bearer ${await t.issueKey('enterprise', { perMinute: 1, perDay: 100 })}` }
+  await send('listPets', { method: 'GET', url: '/v1/pets', headers: tight })
+  await send('listPets', { method: 'GET', url: '/v1/pets', headers: tight })
+  await send(
+    'createPet',
+    create('{"name":"Rex","categoryId":1}', { ...tight, 'content-type': 'application/json' }),
+  )
+  await send('getPet', { method: 'GET', url: '/v1/pets/1', headers: tight })
   t.clock.set(GET_PET_SUNSET_AT)
   await send('getPet', { method: 'GET', url: '/v1/pets/1', headers: auth })
 

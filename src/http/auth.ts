@@ -1,29 +1,44 @@
 import type { FastifyInstance } from 'fastify'
 import type { ApiKey } from '../api-keys/api-keys.repository.js'
 import type { ApiKeyService } from '../api-keys/api-keys.service.js'
+import { AppError } from '../errors.js'
 import { isApiPath, pathOf } from './api-paths.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The caller's verified key on every API path; null elsewhere. */
+    /** The caller's verified key on API paths; null elsewhere or when the key was not accepted. */
     apiKey: ApiKey | null
+    /** Why the key was not accepted, thrown once the request has been counted. */
+    authFailure: AppError | null
   }
 }
 
 /**
- * Bearer authentication for everything under /v1/pets, unknown methods and sub-paths included, so a
- * caller without a valid key learns nothing about the API. Revocation takes effect on the next request:
- * every request reads the key's row.
+ * Bearer authentication for everything under /v1/pets, unknown methods and sub-paths included, in
+ * two hooks around the rate limiter: identify the key (without failing), then require it. Every
+ * request reads the key's row, so a revocation takes effect on the next request.
  */
-export function registerBearerAuth(app: FastifyInstance, apiKeys: ApiKeyService): void {
+export function registerKeyIdentification(app: FastifyInstance, apiKeys: ApiKeyService): void {
   app.decorateRequest('apiKey', null)
+  app.decorateRequest('authFailure', null)
   app.addHook('onRequest', async (request) => {
     if (!isApiPath(pathOf(request.url))) return
-    request.apiKey = await apiKeys.verifyApiKey(request.headers.authorization)
+    try {
+      request.apiKey = await apiKeys.verifyApiKey(request.headers.authorization)
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error
+      request.authFailure = error
+    }
   })
 }
 
-/** The verified key of a request that passed the auth hook. */
+export function registerKeyRequirement(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.authFailure) throw request.authFailure
+  })
+}
+
+/** The verified key of a request that passed the auth hooks. */
 export function apiKeyOf(request: { apiKey: ApiKey | null }): ApiKey {
   if (!request.apiKey) throw new Error('route reached without a verified API key')
   return request.apiKey

@@ -17,11 +17,26 @@ export const ErrorBody = Type.Object(
 
 type HeaderDocs = Record<string, { type: 'string' | 'integer'; description: string }>
 
-const REQUEST_ID_HEADER: HeaderDocs = {
+/** Headers of every response of the API operations, whatever the status. */
+const COMMON_HEADERS: HeaderDocs = {
   'X-Request-Id': {
     type: 'string',
     description: 'Identifies the request; the one the client sent, if sane.',
   },
+  'X-RateLimit-Limit': {
+    type: 'integer',
+    description: 'Requests allowed in the window with the fewest left (on a tie, the one that resets later).',
+  },
+  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in that window (0 during a ban).' },
+  'X-RateLimit-Reset': {
+    type: 'integer',
+    description: 'Unix time in seconds at which Remaining goes back up (the window end, or the ban end).',
+  },
+  'RateLimit-Policy': {
+    type: 'string',
+    description: 'IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.',
+  },
+  RateLimit: { type: 'string', description: 'IETF draft: the binding window, e.g. `"minute";r=59;t=30`.' },
 }
 
 /**
@@ -29,7 +44,7 @@ const REQUEST_ID_HEADER: HeaderDocs = {
  * the extra keywords only feed the document.
  */
 export function documented<T extends TSchema>(schema: T, description: string, headers: HeaderDocs = {}): T {
-  return { ...schema, description, headers: { ...REQUEST_ID_HEADER, ...headers } }
+  return { ...schema, description, headers: { ...COMMON_HEADERS, ...headers } }
 }
 
 /** An Error response whose description lists the codes it can carry. */
@@ -41,6 +56,14 @@ export const COMMON_ERRORS = {
   401: errorResponse('`unauthorized`: missing, malformed, unknown, revoked or other-environment API key', {
     'WWW-Authenticate': { type: 'string', description: 'Bearer challenge.' },
   }),
+  429: errorResponse(
+    '`rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP ' +
+      'with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until ' +
+      'the ban ends',
+    {
+      'Retry-After': { type: 'integer', description: 'Whole seconds until a request can be admitted again.' },
+    },
+  ),
   500: errorResponse('`internal_error`: unexpected; the body never carries internals'),
   503: errorResponse('`unavailable`: the database cannot be reached; retry after the given delay', {
     'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' },

@@ -18,7 +18,13 @@ export function createMetrics() {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   })
-  return { registry, requests, duration }
+  const rateLimitRefusals = new Counter({
+    name: 'petstore_rate_limit_refusals_total',
+    help: 'Requests refused with 429, by reason (limited or banned) and subject (key or ip).',
+    labelNames: ['reason', 'subject'] as const,
+    registers: [registry],
+  })
+  return { registry, requests, duration, rateLimitRefusals }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

@@ -57,6 +57,7 @@ export const getPetResponses = {
     DEPRECATION_HEADERS,
   ),
   401: COMMON_ERRORS[401],
+  429: COMMON_ERRORS[429],
   404: errorResponse('`not_found`: no animal has this id', DEPRECATION_HEADERS),
   410: errorResponse('`gone`: getPet was removed at its sunset date', DEPRECATION_HEADERS),
   500: COMMON_ERRORS[500],

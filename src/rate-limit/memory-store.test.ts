@@ -1,0 +1,38 @@
+import { describe, expect, test } from 'vitest'
+import { describeRateLimitStoreContract } from '../../test/contract/rate-limit-store.contract.js'
+import { createMemoryStore } from './memory-store.js'
+import { DAY_MS } from './windows.js'
+
+describeRateLimitStoreContract('in-process memory store', (policy) => createMemoryStore(policy))
+
+describe('memory store bounds', () => {
+  const limits = { perMinute: 60, perDay: 1_000 }
+  const now = Date.UTC(2027, 2, 10, 12)
+
+  test('is not shared across instances', () => {
+    expect(createMemoryStore({ banAfter: 10, banMs: 1 }).shared).toBe(false)
+  })
+
+  test('never holds more than maxSubjects, however many distinct callers arrive', () => {
+    const store = createMemoryStore({ banAfter: 10, banMs: 1, maxSubjects: 1_000 })
+    for (let i = 0; i < 200_000; i++) store.consume(`ip:${i}`, limits, now)
+    expect(store.size).toBe(1_000)
+  })
+
+  test('a caller that keeps sending keeps its counts while a flood of new callers is evicted', () => {
+    const store = createMemoryStore({ banAfter: 1_000, banMs: 1, maxSubjects: 100 })
+    const tight = { perMinute: 5, perDay: 1_000 }
+    for (let i = 0; i < 5; i++) store.consume('key:busy', tight, now)
+    for (let i = 0; i < 10_000; i++) {
+      store.consume(`ip:${i}`, limits, now)
+      if (i % 50 === 0) expect(store.consume('key:busy', tight, now).outcome).toBe('limited')
+    }
+  })
+
+  test('entries of past days are dropped as new requests arrive, without any timer', () => {
+    const store = createMemoryStore({ banAfter: 10, banMs: 1 })
+    for (let i = 0; i < 1_000; i++) store.consume(`ip:old-${i}`, limits, now)
+    for (let i = 0; i < 600; i++) store.consume(`ip:new-${i}`, limits, now + DAY_MS)
+    expect(store.size).toBe(600)
+  })
+})

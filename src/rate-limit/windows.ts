@@ -1,0 +1,45 @@
+import type { Limits } from '../api-keys/api-keys.plans.js'
+import type { WindowName, WindowState } from './rate-limit.port.js'
+
+export const MINUTE_MS = 60_000
+export const DAY_MS = 86_400_000
+
+/**
+ * Fixed windows aligned to the clock: each UTC minute, and each UTC day from midnight. A window admits
+ * exactly its limit, and its reset instant is exact: the count goes back to zero at the window's end.
+ */
+export function windowStart(now: number, lengthMs: number): number {
+  return now - (now % lengthMs)
+}
+
+export function windowState(name: WindowName, limit: number, count: number, now: number): WindowState {
+  const lengthMs = name === 'minute' ? MINUTE_MS : DAY_MS
+  return {
+    name,
+    limit,
+    remaining: Math.max(0, limit - count),
+    resetAt: windowStart(now, lengthMs) + lengthMs,
+    lengthMs,
+  }
+}
+
+export function windowStates(
+  limits: Limits,
+  counts: { minute: number; day: number },
+  now: number,
+): WindowState[] {
+  return [
+    windowState('minute', limits.perMinute, counts.minute, now),
+    windowState('day', limits.perDay, counts.day, now),
+  ]
+}
+
+/** The window the headers describe: fewest requests remaining; on a tie, the one that resets later. */
+export function bindingWindow(windows: readonly WindowState[]): WindowState {
+  return windows.reduce((best, window) =>
+    window.remaining < best.remaining ||
+    (window.remaining === best.remaining && window.resetAt > best.resetAt)
+      ? window
+      : best,
+  )
+}
