@@ -42,7 +42,8 @@ export function registerRateLimit(
   })
 
   app.addHook('onSend', async (request, reply) => {
-    if (request.rateLimit) reply.headers(rateLimitHeaders(request.rateLimit, clock.now()))
+    // A decision without windows (a store that admits everything) has nothing to report.
+    if (request.rateLimit?.windows.length) reply.headers(rateLimitHeaders(request.rateLimit, clock.now()))
   })
 }
 
