@@ -17,7 +17,9 @@ export async function seedDatabase(path: string, count: number): Promise<string>
   sqlite.pragma('journal_mode = WAL')
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
   await migrateToLatest(db)
-  const insert = sqlite.prepare('INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)')
+  const insert = sqlite.prepare(
+    'INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)',
+  )
   sqlite.transaction(() => {
     for (let i = 1; i <= count; i++) insert.run(`Pet ${i}`, (i % 50) + 1, STATUSES[i % 4], i)
   })()

@@ -37,16 +37,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
 }
 
-/** Runs until SIGTERM or SIGINT, then drains and exits 0. */
+/** Runs until SIGTERM or SIGINT, then drains and exits 0. A signal during start-up stops it once started. */
 export async function serveUntilSignalled(config: Config): Promise<void> {
-  const server = await startServer(config)
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      server.app.log.info({ signal }, 'shutting down: finishing in-flight requests')
-      resolve()
-    }
-    process.once('SIGTERM', stop)
-    process.once('SIGINT', stop)
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', resolve)
+    process.once('SIGINT', resolve)
   })
+  const server = await startServer(config)
+  const signal = await signalled
+  server.app.log.info({ signal }, 'shutting down: finishing in-flight requests')
   await server.close()
 }

