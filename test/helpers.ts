@@ -79,3 +79,12 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
   }
 }
+
+/** How many pets the app's database holds: bad requests must leave it unchanged. */
+export async function countPets(t: Pick<TestApp, 'deps'>): Promise<number> {
+  const row = await t.deps.db
+    .selectFrom('pets')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { IDEMPOTENCY_TTL_MS } from '../src/pets/pets.service.js'
-import { buildTestApp, type TestApp } from './helpers.js'
+import { buildTestApp, countPets, type TestApp } from './helpers.js'
 
 let t: TestApp
 let key: string
@@ -23,13 +23,7 @@ function create(body: unknown, idempotencyKey?: string, apiKey = key) {
   })
 }
 
-async function petCount(): Promise<number> {
-  const row = await t.deps.db
-    .selectFrom('pets')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow()
-  return Number(row.n)
-}
+const petCount = () => countPets(t)
 
 describe('Idempotency-Key on createPet', () => {
   test('the same key and body returns the first pet again with Idempotent-Replayed and creates nothing', async () => {
