@@ -29,52 +29,104 @@ export async function seedDatabase(path: string, count: number): Promise<string>
   return key
 }
 
-export interface BenchServer {
+export interface ServerProcess {
   port: number
-  process: ChildProcess
-  rssMB(): number
+  child: ChildProcess
   stop(): Promise<void>
 }
 
-/** Starts `bench/server.ts` in its own process, so the load generator does not share its core. */
-export async function startBenchServer(databasePath: string, args: string[] = []): Promise<BenchServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/server.ts', databasePath, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+/**
+ * Starts a server in its own process (so the load generator does not share its core) and waits until
+ * `portOf` finds its port in what it prints.
+ */
+export async function startProcess(
+  command: string,
+  args: string[],
+  portOf: (output: string) => number | undefined,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServerProcess> {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  const started = new Promise<number>((resolve, reject) => {
+    const read = (chunk?: Buffer) => {
+      output += chunk ? String(chunk) : ''
+      const found = portOf(output)
+      if (found) resolve(found)
+    }
+    child.stdout?.on('data', read)
+    child.stderr?.on('data', read)
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${output}`)))
+    read()
   })
-  const [line] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer]
-  const port = Number(/listening (\d+)/.exec(String(line))?.[1])
-  if (!port) throw new Error(`bench server did not start: ${line}`)
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start in 60 s: ${output}`)), 60_000)
+  })
+  const port = await Promise.race([started, timeout])
+    .catch((error) => {
+      child.kill('SIGKILL')
+      throw error
+    })
+    .finally(() => clearTimeout(timer))
+  child.stdout?.resume()
+  child.stderr?.resume()
   return {
     port,
-    process: child,
-    rssMB: () => rssOf(child.pid ?? 0),
+    child,
     stop: async () => {
+      if (child.exitCode !== null) return
       child.kill('SIGTERM')
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000)
       await once(child, 'exit')
+      clearTimeout(killer)
     },
   }
 }
 
-function rssOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
+/** `tsx` runs the TypeScript bench scripts; the service code itself is the same either way. */
+export function startTsScript(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServerProcess> {
+  return startProcess(process.execPath, ['--import', 'tsx', script, ...args], listeningPort, env)
+}
+
+export const listeningPort = (output: string) => Number(/listening (\d+)/.exec(output)?.[1]) || undefined
+
+export function rssMB(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+  } catch {
+    return 0
+  }
 }
 
 export interface LoadResult {
   requestsPerSec: number
   p50Ms: number
   p99Ms: number
-  non2xx: number
+  rssMB: number
+  /** Responses other than 2xx, errors and timeouts: a row with any is not a clean measurement. */
+  failures: number
 }
 
-/** One bounded autocannon run against loopback. */
-export async function runLoad(options: autocannon.Options): Promise<LoadResult> {
-  const result = await autocannon({ ...options, url: options.url })
-  return {
-    requestsPerSec: result.requests.average,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    non2xx: result.non2xx + result.errors + result.timeouts,
+/** One bounded autocannon run against loopback, sampling the server's RSS while it runs. */
+export async function runLoad(pid: number, options: autocannon.Options): Promise<LoadResult> {
+  let peakRss = rssMB(pid)
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, rssMB(pid))
+  }, 250)
+  try {
+    const result = await autocannon(options)
+    return {
+      requestsPerSec: result.requests.average,
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      rssMB: Math.max(peakRss, rssMB(pid)),
+      failures: result.non2xx + result.errors + result.timeouts,
+    }
+  } finally {
+    clearInterval(sampler)
   }
 }

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { type BenchServer, type LoadResult, runLoad, seedDatabase, startBenchServer } from './lib.js'
+import { type LoadResult, runLoad, type ServerProcess, seedDatabase, startTsScript } from './lib.js'
 
 const { values } = parseArgs({
   options: {
@@ -20,8 +20,8 @@ const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
 const databasePath = join(dir, 'bench.sqlite')
 const key = await seedDatabase(databasePath, 10_000)
 
-async function measure(server: BenchServer): Promise<LoadResult> {
-  return runLoad({
+async function measure(server: ServerProcess): Promise<LoadResult> {
+  return runLoad(server.child.pid ?? 0, {
     url: `http://127.0.0.1:${server.port}/v1/pets?limit=20`,
     headers: { authorization: `Bearer ${key}` },
     connections: Number(values.connections),
@@ -29,8 +29,8 @@ async function measure(server: BenchServer): Promise<LoadResult> {
   })
 }
 
-const withLimiter = await startBenchServer(databasePath)
-const without = await startBenchServer(databasePath, ['--no-limiter'])
+const withLimiter = await startTsScript('bench/server.ts', [databasePath])
+const without = await startTsScript('bench/server.ts', [databasePath, '--no-limiter'])
 try {
   await measure(withLimiter)
   await measure(without)

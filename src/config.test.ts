@@ -27,6 +27,11 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'https://a.example, http://localhost:3000',
       LOG_LEVEL: 'warn',
       METRICS_PORT: '9100',
+      PETSTORE_BAN_AFTER: '3',
+      PETSTORE_BAN_SECONDS: '60',
+      TRUST_PROXY: '10.0.0.0/8, ::1',
+      PETSTORE_PRODUCTION_URL: 'https://api.shop.example/v1',
+      PETSTORE_STAGING_URL: 'https://staging.shop.example/v1',
     })
     expect(config).toMatchObject({
       port: 0,
@@ -37,7 +42,15 @@ describe('loadConfig', () => {
       corsOrigins: ['https://a.example', 'http://localhost:3000'],
       logLevel: 'warn',
       metricsPort: 9100,
+      banAfter: 3,
+      banSeconds: 60,
+      trustProxy: ['10.0.0.0/8', '::1'],
+      productionUrl: 'https://api.shop.example/v1',
+      stagingUrl: 'https://staging.shop.example/v1',
     })
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true)
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2)
+    expect(loadConfig({}).trustProxy).toBe(false)
   })
 
   test.each([
@@ -54,9 +67,23 @@ describe('loadConfig', () => {
     ['CORS_ORIGINS', 'https://a.example/path'],
     ['LOG_LEVEL', 'verbose'],
     ['METRICS_PORT', 'x'],
+    ['HOST', '999.1.1.1'],
+    ['PETSTORE_BAN_AFTER', '0'],
+    ['PETSTORE_BAN_AFTER', 'ten'],
+    ['PETSTORE_BAN_SECONDS', '-5'],
+    ['TRUST_PROXY', 'yes'],
+    ['TRUST_PROXY', '10.0.0.0/99'],
+    ['TRUST_PROXY', '::1/129'],
+    ['PETSTORE_PRODUCTION_URL', 'https://api.example/'],
   ])('a bad %s (%s) is one ConfigError line naming the variable', (name, value) => {
     const load = () => loadConfig({ [name]: value })
     expect(load).toThrow(ConfigError)
     expect(load).toThrow(new RegExp(`^${name} .*\\(got ".*"\\)$`))
+  })
+
+  test('METRICS_PORT must differ from PORT', () => {
+    expect(() => loadConfig({ PORT: '9000', METRICS_PORT: '9000' })).toThrow(
+      /^METRICS_PORT must differ from PORT/,
+    )
   })
 })

@@ -37,8 +37,16 @@ export class ConfigError extends Error {
 type Env = Readonly<Record<string, string | undefined>>
 
 export function loadConfig(env: Env): Config {
+  const config = parseVariables(env)
+  if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    throw new ConfigError('METRICS_PORT', 'must differ from PORT', String(config.metricsPort))
+  }
+  return Object.freeze(config)
+}
+
+function parseVariables(env: Env): Config {
   const metricsPort = env.METRICS_PORT
-  return Object.freeze({
+  return {
     port: parsePort(env, 'PORT', '8080'),
     host: parseHost(env.HOST ?? '127.0.0.1'),
     env: parseChoice(env, 'PETSTORE_ENV', ['production', 'staging'], 'production'),
@@ -57,7 +65,7 @@ export function loadConfig(env: Env): Config {
     banAfter: parseCount(env, 'PETSTORE_BAN_AFTER', '10'),
     banSeconds: parseCount(env, 'PETSTORE_BAN_SECONDS', '900'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY ?? 'false'),
-  })
+  }
 }
 
 function parsePort(env: Env, name: string, fallback: string): number {
@@ -81,7 +89,9 @@ function parseTrustProxy(text: string): Config['trustProxy'] {
   const addresses = text.split(',').map((item) => item.trim())
   const valid = (item: string) => {
     const [address = '', prefix, ...rest] = item.split('/')
-    return isIP(address) !== 0 && rest.length === 0 && (prefix === undefined || /^\d{1,3}$/.test(prefix))
+    const bits = isIP(address) === 6 ? 128 : 32
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits)
+    return isIP(address) !== 0 && rest.length === 0 && prefixOk
   }
   if (!addresses.every(valid)) {
     throw new ConfigError(
@@ -94,8 +104,11 @@ function parseTrustProxy(text: string): Config['trustProxy'] {
 }
 
 function parseHost(text: string): string {
-  if (!/^[A-Za-z0-9.:[\]-]+$/.test(text))
-    throw new ConfigError('HOST', 'must be a host name or IP address', text)
+  const hostName = /^(?=.*[A-Za-z-])[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/
+  // Digits and dots only must be an IPv4 address: `999.1.1.1` is no host name.
+  if (isIP(text.replace(/^\[|\]$/g, '')) === 0 && !hostName.test(text)) {
+    throw new ConfigError('HOST', 'must be a host name or an IP address', text)
+  }
   return text
 }
 

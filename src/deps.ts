@@ -11,6 +11,7 @@ import { createLogger } from './logger.js'
 import { createPetService, type PetService } from './pets/pets.service.js'
 import { createMemoryStore } from './rate-limit/memory-store.js'
 import type { RateLimitStore } from './rate-limit/rate-limit.port.js'
+import { isKeySubject } from './rate-limit/subjects.js'
 
 /** The object graph the server, the CLI and the tests share. */
 export interface Deps {
@@ -52,7 +53,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const pets = createPetService({ db, clock })
   const rateLimitStore =
     options.rateLimitStore ??
-    createMemoryStore({ banAfter: config.banAfter, banMs: config.banSeconds * 1000 })
+    createMemoryStore({ banAfter: config.banAfter, banMs: config.banSeconds * 1000, keep: isKeySubject })
   const purge = setInterval(() => {
     pets
       .purgeExpiredIdempotencyKeys()

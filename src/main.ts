@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from './config.js'
 import { serveUntilSignalled } from './server.js'
 
 /** Process entry: configuration → stores → app → listen; one line and exit 1 when start-up fails. */
-export async function main(): Promise<number> {
+async function main(): Promise<number> {
   try {
     if (existsSync('.env')) process.loadEnvFile('.env')
     await serveUntilSignalled(loadConfig(process.env))
@@ -15,4 +15,5 @@ export async function main(): Promise<number> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) process.exitCode = await main()
+// The process entry of `npm start`; nothing imports this module (the CLI calls server.ts itself).
+process.exitCode = await main()

@@ -215,8 +215,14 @@ describe('the other rows of the error table', () => {
         headers: { authorization: `Bearer ${failingKey}` },
       })
       expect(response.statusCode).toBe(500)
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8')
       const body = response.json()
-      expect(body.code).toBe('internal_error')
+      expect(body).toEqual({
+        code: 'internal_error',
+        message: expect.any(String),
+        status: 500,
+        requestId: expect.any(String),
+      })
       expect(response.body).not.toMatch(/pets|sqlite|select|at \/|\.ts|\.js/i)
     } finally {
       await failing.close()
@@ -239,6 +245,7 @@ describe('the other rows of the error table', () => {
         })
       const response = await createRex()
       expect(response.statusCode).toBe(503)
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8')
       expect(response.json()).toMatchObject({ code: 'unavailable', status: 503 })
       expect(response.headers['retry-after']).toBe('1')
       other.exec('ROLLBACK')

@@ -103,6 +103,23 @@ describe('Idempotency-Key on createPet', () => {
     expect(await petCount()).toBe(before)
   })
 
+  test('an Idempotency-Key sent twice is 400, not the joined "k1, k1"', async () => {
+    const before = await petCount()
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/pets',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'idempotency-key': ['k1', 'k1'],
+      },
+      payload: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    })
+    expect(response.statusCode).toBe(400)
+    expect(response.json().message).toBe('Idempotency-Key must be sent once')
+    expect(await petCount()).toBe(before)
+  })
+
   test('255 printable characters are a valid key', async () => {
     const printable = Array.from({ length: 255 }, (_, i) => String.fromCharCode(0x21 + (i % 94))).join('')
     expect((await create({ name: 'Rex', categoryId: 1 }, printable)).statusCode).toBe(201)

@@ -108,6 +108,17 @@ describe('plan limits over HTTP', () => {
     expect((await list(key)).statusCode).toBe(200)
   })
 
+  test('a rate-limited getPet still carries its deprecation headers', async () => {
+    const key = await (await start()).issueKey('enterprise', { perMinute: 1, perDay: 10 })
+    const getPet = () =>
+      t.app.inject({ method: 'GET', url: '/v1/pets/1', headers: { authorization: `Bearer ${key}` } })
+    expect((await getPet()).statusCode).toBe(404)
+    const refused = await getPet()
+    expect(refused.statusCode).toBe(429)
+    expect(refused.headers.sunset).toBe('Thu, 05 Dec 2030 00:00:00 GMT')
+    expect(refused.headers.deprecation).toBe('@1767225600')
+  })
+
   test('a plan change and a revocation take effect on the next request', async () => {
     const key = await (await start()).issueKey('free')
     await sendMany(60, () => list(key))
@@ -134,6 +145,22 @@ describe('unauthenticated requests are limited per client IP', () => {
     expect(refused.statusCode).toBe(429)
     expect(refused.json().code).toBe('rate_limited')
     expect((await list(bad, { remoteAddress: '10.0.0.2' })).statusCode).toBe(401)
+  })
+
+  test('a client IP that keeps trying after 429s is banned like a key', async () => {
+    await start({ PETSTORE_BAN_AFTER: '2', PETSTORE_BAN_SECONDS: '300' })
+    await sendMany(60, () => list(undefined))
+    expect((await list(undefined)).json().code).toBe('rate_limited')
+    expect((await list(undefined)).json().code).toBe('rate_limited')
+    const banned = await list(`ps_live_${'Q'.repeat(32)}`)
+    expect(banned.statusCode).toBe(429)
+    expect(banned.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(banned.json()).toMatchObject({ code: 'key_banned', status: 429 })
+    expect(banned.json().message).toContain('this client is banned')
+    expect(banned.headers['retry-after']).toBe('300')
+    expect(banned.headers['x-ratelimit-reset']).toBe(String(NOW / 1000 + 300))
+    const key = await t.issueKey('free')
+    expect((await list(key)).statusCode).toBe(200)
   })
 
   test('X-Forwarded-For is ignored unless TRUST_PROXY says so', async () => {

@@ -123,6 +123,18 @@ describe('CORS per CORS_ORIGINS', () => {
     }
   })
 
+  test('an OPTIONS that is not a preflight gets the 405 with Allow of the API', async () => {
+    const response = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/v1/pets',
+      headers: { authorization: `Bearer ${key}` },
+    })
+    expect(response.statusCode).toBe(405)
+    expect(response.headers.allow).toBe('GET, HEAD, POST')
+    expect(response.json().code).toBe('method_not_allowed')
+    expect(response.headers['x-ratelimit-limit']).toBeDefined()
+  })
+
   test('another origin gets no CORS headers, and without CORS_ORIGINS nobody does', async () => {
     const other = await t.app.inject({
       method: 'GET',

@@ -33,6 +33,9 @@ async function createKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
     },
   })
   if (!values.plan || !isPlan(values.plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`)
+  if (values.name !== undefined && !/^[^\p{Cc}]{1,100}$/u.test(values.name)) {
+    throw new UsageError('--name must be 1 to 100 characters without control characters')
+  }
   const { apiKey, key } = await deps.apiKeys.issueApiKey({
     plan: values.plan,
     name: values.name,

@@ -15,13 +15,23 @@ export interface DatabaseOptions {
  * a 201 is only sent after the pet is on disk.
  */
 export function connectDatabase(database: Config['database'], options: DatabaseOptions = {}): Db {
-  if (database.path !== ':memory:') mkdirSync(dirname(database.path), { recursive: true })
-  const sqlite = new SQLite(database.path)
+  const sqlite = openSqlite(database.path)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`)
   return new Kysely({ dialect: new SqliteDialect({ database: sqlite }) })
+}
+
+function openSqlite(path: string): SQLite.Database {
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    return new SQLite(path)
+  } catch (error) {
+    throw new Error(
+      `cannot open the database file ${path} named by DATABASE_URL: ${(error as Error).message}`,
+    )
+  }
 }
 
 const UNAVAILABLE_SQLITE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY)/

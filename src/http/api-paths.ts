@@ -1,13 +1,32 @@
-/** The API's own paths: auth, no-store and (later) rate limits apply to everything under them. */
+import type { FastifyRequest } from 'fastify'
+
+/** The API's own paths: auth, no-store and rate limits apply to everything under them. */
 export const API_PREFIX = '/v1/pets'
 
-export function pathOf(url: string): string {
-  const query = url.indexOf('?')
-  return query === -1 ? url : url.slice(0, query)
+/**
+ * Whether a request is an API request, decided the way the router decides: by the route it matched,
+ * or, for an unmatched request, by its decoded path (so `/v1/%70ets` or an absolute-form target is an
+ * API request too, and cannot skip authentication).
+ */
+export function isApiRequest(request: FastifyRequest): boolean {
+  const route = request.routeOptions.url
+  // `*` is the CORS plugin's catch-all OPTIONS route: as good as unmatched.
+  return route === undefined || route === '*' ? isApiPath(decodedPathOf(request.url)) : isApiPath(route)
 }
 
 export function isApiPath(path: string): boolean {
   return path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)
+}
+
+/** The path of a request target, without query or fragment, percent-decoded where that is valid. */
+export function decodedPathOf(target: string): string {
+  let path = target.startsWith('/') ? target : URL.canParse(target) ? new URL(target).pathname : target
+  path = path.split(/[?#]/, 1)[0] ?? ''
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return path
+  }
 }
 
 /** Methods a known API path answers, for 405 and `Allow`; undefined for an unknown path. */

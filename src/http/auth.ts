@@ -2,10 +2,12 @@ import type { FastifyInstance } from 'fastify'
 import type { ApiKey } from '../api-keys/api-keys.repository.js'
 import type { ApiKeyService } from '../api-keys/api-keys.service.js'
 import { AppError } from '../errors.js'
-import { isApiPath, pathOf } from './api-paths.js'
+import { isApiRequest } from './api-paths.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /** Under /v1/pets, as the router sees it: decided once, by the first hook. */
+    apiRequest: boolean
     /** The caller's verified key on API paths; null elsewhere or when the key was not accepted. */
     apiKey: ApiKey | null
     /** Why the key was not accepted, thrown once the request has been counted. */
@@ -19,10 +21,12 @@ declare module 'fastify' {
  * request reads the key's row, so a revocation takes effect on the next request.
  */
 export function registerKeyIdentification(app: FastifyInstance, apiKeys: ApiKeyService): void {
+  app.decorateRequest('apiRequest', false)
   app.decorateRequest('apiKey', null)
   app.decorateRequest('authFailure', null)
   app.addHook('onRequest', async (request) => {
-    if (!isApiPath(pathOf(request.url))) return
+    request.apiRequest = isApiRequest(request)
+    if (!request.apiRequest) return
     try {
       request.apiKey = await apiKeys.verifyApiKey(request.headers.authorization)
     } catch (error) {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import { isDatabaseUnavailable } from '../db/connect.js'
 import { AppError } from '../errors.js'
-import { allowedMethods, pathOf } from './api-paths.js'
+import { allowedMethods, decodedPathOf } from './api-paths.js'
 
 /** Fastify's own errors, as the one sentence a client can act on. */
 const FRAMEWORK_ERRORS: Readonly<Record<string, () => AppError>> = {
@@ -10,7 +10,6 @@ const FRAMEWORK_ERRORS: Readonly<Record<string, () => AppError>> = {
     new AppError('unsupported_media_type', 'Content-Type must be application/json'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new AppError('invalid_request', 'Content-Length does not match the body sent'),
-  FST_ERR_BAD_URL: () => new AppError('invalid_request', 'the URL is malformed'),
 }
 
 /** Maps anything thrown while handling a request to the AppError whose body the client gets. */
@@ -45,10 +44,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
   // Unknown routes: a 405 with Allow when the path is known but the method is not, else 404.
   app.setNotFoundHandler(async (request) => {
-    const path = pathOf(request.url)
+    const path = decodedPathOf(request.url)
     const shown = path.length > 100 ? `${path.slice(0, 100)}...` : path
     const allow = allowedMethods(path)
-    if (allow) {
+    // A method the path does answer, yet no route matched (an encoded slash, say): not found.
+    if (allow && !allow.split(', ').includes(request.method)) {
       throw new AppError('method_not_allowed', `${request.method} is not allowed on ${shown}; use ${allow}`, {
         allow,
       })

@@ -37,6 +37,8 @@ const COMMON_HEADERS: HeaderDocs = {
     description: 'IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.',
   },
   RateLimit: { type: 'string', description: 'IETF draft: the binding window, e.g. `"minute";r=59;t=30`.' },
+  'Cache-Control': { type: 'string', description: "`no-store`: responses carry data of the caller's key." },
+  'X-Content-Type-Options': { type: 'string', description: '`nosniff`.' },
 }
 
 /**

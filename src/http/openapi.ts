@@ -7,7 +7,9 @@ import { publicUrlOf } from './public-url.js'
 const DESCRIPTION = [
   'Manages the animals of a pet store. Every operation needs an API key sent as `Authorization: Bearer <key>`.',
   'Errors share one body, `{code, message, status}`; each response lists the codes it can carry.',
-  'Every response carries `X-Request-Id`; authenticated responses carry `Cache-Control: no-store`.',
+  'Every response carries `X-Request-Id`; API responses carry `Cache-Control: no-store`.',
+  'A method a path does not answer gets 405 `method_not_allowed` with an `Allow` header listing the ones it ' +
+    'does; an unknown path gets 404 `not_found`. Both need an API key under `/v1/pets`, like every operation.',
 ].join('\n\n')
 
 /**

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js'
 import { AppError } from '../errors.js'
 import { rateLimitHeaders } from '../rate-limit/rate-limit.headers.js'
 import type { Decision, RateLimitStore } from '../rate-limit/rate-limit.port.js'
-import { isApiPath, pathOf } from './api-paths.js'
+import { ipSubject, keySubject } from '../rate-limit/subjects.js'
 import type { Metrics } from './metrics.js'
 
 declare module 'fastify' {
@@ -29,11 +29,11 @@ export function registerRateLimit(
   app.decorateRequest('rateLimit', null)
 
   app.addHook('onRequest', async (request) => {
-    if (!isApiPath(pathOf(request.url))) return
+    if (!request.apiRequest) return
     const key = request.apiKey
     const pending = key
-      ? store.consume(`key:${key.id}`, key.limits, clock.now())
-      : store.consume(`ip:${request.ip}`, FREE_LIMITS, clock.now())
+      ? store.consume(keySubject(key.id), key.limits, clock.now())
+      : store.consume(ipSubject(request.ip), FREE_LIMITS, clock.now())
     const decision = pending instanceof Promise ? await pending : pending
     request.rateLimit = decision
     if (decision.outcome === 'allowed') return

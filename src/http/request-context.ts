@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance } from 'fastify'
-import { isApiPath, pathOf } from './api-paths.js'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -24,6 +23,6 @@ export function registerResponseHeaders(app: FastifyInstance): void {
     if (closing) reply.header('connection', 'close')
     reply.header('x-request-id', request.id)
     reply.header('x-content-type-options', 'nosniff')
-    if (isApiPath(pathOf(request.url))) reply.header('cache-control', 'no-store')
+    if (request.apiRequest) reply.header('cache-control', 'no-store')
   })
 }

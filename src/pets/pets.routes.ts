@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
+import { AppError } from '../errors.js'
 import { apiKeyOf } from '../http/auth.js'
 import { publicUrlOf } from '../http/public-url.js'
 import { deprecationHeaders } from './pets.deprecation.js'
@@ -50,6 +51,10 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
       },
     },
     async (request, reply) => {
+      // Node joins repeated headers with ", ", which would silently make a different key.
+      if (countHeader(request.raw.rawHeaders, 'idempotency-key') > 1) {
+        throw new AppError('invalid_request', 'Idempotency-Key must be sent once')
+      }
       const { pet, replayed } = await pets.createPet({
         apiKeyId: apiKeyOf(request).id,
         newPet: request.body,
@@ -72,11 +77,18 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
         params: PetParams,
         response: getPetResponses,
       },
-      // Route hooks run after the auth hook: only authenticated getPet responses carry these.
-      onRequest: async (request, reply) => {
-        reply.headers(deprecationHeaders(publicUrlOf(config, request)))
+      // Every response that passed authentication carries them, 429 and 400 included.
+      onSend: async (request, reply) => {
+        if (request.apiKey) reply.headers(deprecationHeaders(publicUrlOf(config, request)))
       },
     },
     async (request) => pets.getPet(request.params.petId),
   )
+}
+
+/** How many times a header was sent; `rawHeaders` alternates names and values. */
+function countHeader(rawHeaders: readonly string[], name: string): number {
+  let count = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === name) count++
+  return count
 }

@@ -29,6 +29,25 @@ describe('memory store bounds', () => {
     }
   })
 
+  test('a flood of new callers cannot wipe a ban, a refused window or a kept subject', () => {
+    const store = createMemoryStore({
+      banAfter: 1,
+      banMs: 900_000,
+      maxSubjects: 50,
+      keep: (s) => s.startsWith('key:'),
+    })
+    const day = { perMinute: 1_000, perDay: 5 }
+    for (let i = 0; i < 6; i++) store.consume('ip:waiting', day, now)
+    for (let i = 0; i < 7; i++) store.consume('ip:banned', day, now)
+    for (let i = 0; i < 5; i++) store.consume('key:quiet', day, now)
+    expect(store.consume('ip:banned', day, now).outcome).toBe('banned')
+    for (let i = 0; i < 10_000; i++) store.consume(`ip:flood-${i}`, limits, now + 1)
+    expect(store.size).toBe(50)
+    expect(store.consume('ip:waiting', day, now + 61_000).outcome).not.toBe('allowed')
+    expect(store.consume('ip:banned', day, now + 61_000).outcome).toBe('banned')
+    expect(store.consume('key:quiet', day, now + 61_000).outcome).toBe('limited')
+  })
+
   test('entries of past days are dropped as new requests arrive, without any timer', () => {
     const store = createMemoryStore({ banAfter: 10, banMs: 1 })
     for (let i = 0; i < 1_000; i++) store.consume(`ip:old-${i}`, limits, now)

@@ -14,8 +14,10 @@ interface Entry {
 }
 
 export interface MemoryStoreOptions extends BanPolicy {
-  /** Most subjects kept; past it the least recently seen is forgotten. */
+  /** Most subjects kept; past it an idle one is forgotten. */
   maxSubjects?: number
+  /** Subjects never evicted while others can be (API keys: as many as the key table holds). */
+  keep?: (subject: string) => boolean
 }
 
 /** The in-process store answers synchronously: no I/O is ever awaited on the request path. */
@@ -30,12 +32,15 @@ export interface MemoryStore extends RateLimitStore {
 const DEFAULT_MAX_SUBJECTS = 100_000
 /** Expired entries looked at per request: amortised clean-up, no timer. */
 const SWEEP_PER_REQUEST = 2
+/** Least recently seen entries considered when one must go. */
+const EVICTION_CANDIDATES = 64
 
 /**
  * The in-process store: synchronous, no I/O, no timers. Memory is bounded: the Map is kept in
  * least-recently-seen order, expired entries at its front are dropped as requests arrive, and past
- * `maxSubjects` the least recently seen subject is dropped (a flood of new IPs evicts idle callers'
- * counts, never the counts of a caller that is still sending).
+ * `maxSubjects` one entry goes: the least recently seen that is not kept, not banned and not refused in
+ * its current windows (so a flood of new IPs cannot wipe a ban, a quota a caller is waiting out, or a
+ * key's counts); only when none of the oldest candidates qualifies does the oldest go.
  */
 export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
   const entries = new Map<string, Entry>()
@@ -52,10 +57,20 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
     entries.delete(subject)
     entries.set(subject, entry)
     sweep(now)
-    if (entries.size > maxSubjects) {
-      const oldest = entries.keys().next()
-      if (!oldest.done) entries.delete(oldest.value)
+    if (entries.size > maxSubjects) evictOne(now)
+  }
+
+  function evictOne(now: number): void {
+    let looked = 0
+    for (const [subject, entry] of entries) {
+      if (looked++ >= EVICTION_CANDIDATES) break
+      if (!options.keep?.(subject) && !holdsLimits(entry, now)) {
+        entries.delete(subject)
+        return
+      }
     }
+    const oldest = entries.keys().next()
+    if (!oldest.done) entries.delete(oldest.value)
   }
 
   function sweep(now: number): void {
@@ -108,6 +123,11 @@ function rollWindows(entry: Entry, now: number): void {
     Object.assign(entry, { minuteStart, minuteCount: 0, minuteRefused: 0 })
   const dayStart = windowStart(now, DAY_MS)
   if (entry.dayStart !== dayStart) Object.assign(entry, { dayStart, dayCount: 0, dayRefused: 0 })
+}
+
+/** A ban, or a refusal in a current window: forgetting it would admit requests the limits refuse. */
+function holdsLimits(entry: Entry, now: number): boolean {
+  return entry.bannedUntil > now || entry.minuteRefused > 0 || entry.dayRefused > 0
 }
 
 function isExpired(entry: Entry, now: number): boolean {

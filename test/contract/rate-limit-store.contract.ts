@@ -51,6 +51,21 @@ export function describeRateLimitStoreContract(name: string, createStore: StoreF
       },
     )
 
+    test.each(['free', 'pro', 'business'] as const)(
+      'admits exactly the per-day limit of the %s plan',
+      async (plan) => {
+        const { consume } = await open({ banAfter: 1_000_000, banMs: 1 })
+        const limits = limitsFor(plan)
+        let admittedToday = 0
+        // Minute after minute, each minute's full allowance, until the day refuses.
+        for (let minute = 0; minute * limits.perMinute <= limits.perDay; minute++) {
+          admittedToday += await admitted(consume, limits, DAY_START + minute * MINUTE_MS, limits.perMinute)
+        }
+        expect(admittedToday).toBe(limits.perDay)
+        expect((await consume(limits, DAY_START + DAY_MS)).outcome).toBe('allowed')
+      },
+    )
+
     test('admits exactly an enterprise key its custom numbers', async () => {
       const { consume } = await open()
       expect(await admitted(consume, { perMinute: 7, perDay: 1_000 }, DAY_START, 9)).toBe(7)

@@ -1,0 +1,128 @@
+import { cpus, totalmem } from 'node:os'
+
+export interface Row {
+  name: string
+  requestsPerSec: number
+  p50Ms: number
+  p99Ms: number
+  rssMB: number
+  ratioToCeiling: number
+  /** Responses other than 2xx, errors or timeouts during the row: reported, never hidden. */
+  failures: number
+  note?: string
+}
+
+export function machine() {
+  return {
+    cores: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    memoryGB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    date: new Date().toISOString(),
+  }
+}
+
+type Target = {
+  label: string
+  value: (rows: Map<string, Row>) => number | undefined
+  goal: number
+  atMost?: boolean
+}
+
+const ratio = (a?: Row, b?: Row) =>
+  a && b && b.requestsPerSec > 0 ? a.requestsPerSec / b.requestsPerSec : undefined
+
+/** The issue's targets, computed from the rows of the same run. */
+const TARGETS: Target[] = [
+  {
+    label: 'listPets limit=20 / ceiling',
+    value: (r) => r.get('listPets-limit20')?.ratioToCeiling,
+    goal: 0.33,
+  },
+  {
+    label: 'listPets limit=20 / json-server',
+    value: (r) => ratio(r.get('listPets-limit20'), r.get('json-server-list')),
+    goal: 7,
+  },
+  {
+    label: 'listPets limit=20 / Prism',
+    value: (r) => ratio(r.get('listPets-limit20'), r.get('prism-list')),
+    goal: 9,
+  },
+  { label: 'getPet / ceiling', value: (r) => r.get('getPet')?.ratioToCeiling, goal: 0.4 },
+  { label: 'createPet (durable) / ceiling', value: (r) => r.get('createPet')?.ratioToCeiling, goal: 0.15 },
+  {
+    label: 'listPets latency 1,000,000 / 1,000 pets (p50)',
+    value: (r) => latencyRatio(r.get('listPets-1m'), r.get('listPets-1k')),
+    goal: 1.2,
+    atMost: true,
+  },
+  {
+    label: 'cursor walk latency page 1,000 / page 1 (p50)',
+    value: (r) => latencyRatio(r.get('cursor-page1000'), r.get('cursor-page1')),
+    goal: 1.2,
+    atMost: true,
+  },
+  {
+    label: 'listPets limit=20 p99 ms at the run connections',
+    value: (r) => r.get('listPets-limit20')?.p99Ms,
+    goal: 10,
+    atMost: true,
+  },
+  {
+    label: 'server RSS MB with 1,000,000 pets under load',
+    value: (r) => r.get('listPets-1m')?.rssMB,
+    goal: 150,
+    atMost: true,
+  },
+]
+
+/** Latency ratio with a 1 ms floor: autocannon reports whole milliseconds, so 0 vs 1 ms is not 'infinitely slower'. */
+function latencyRatio(a?: Row, b?: Row): number | undefined {
+  return a && b ? Math.max(a.p50Ms, 1) / Math.max(b.p50Ms, 1) : undefined
+}
+
+export function targetLines(rows: Row[]): string[] {
+  const byName = new Map(rows.map((row) => [row.name, row]))
+  return TARGETS.map((target) => {
+    const value = target.value(byName)
+    const met =
+      value === undefined
+        ? 'not measured'
+        : (target.atMost ? value <= target.goal : value >= target.goal)
+          ? 'met'
+          : 'MISSED'
+    const shown = value === undefined ? '-' : value.toFixed(2)
+    return `| ${target.label} | ${target.atMost ? '≤' : '≥'} ${target.goal} | ${shown} | ${met} |`
+  })
+}
+
+export function markdown(
+  rows: Row[],
+  info: ReturnType<typeof machine>,
+  command: string,
+  settings: string,
+): string {
+  const table = rows.map(
+    (row) =>
+      `| ${row.name} | ${row.requestsPerSec.toFixed(0)} | ${row.p50Ms} | ${row.p99Ms} | ${row.rssMB.toFixed(0)} | ${row.ratioToCeiling.toFixed(3)} | ${row.failures}${row.note ? ` (${row.note})` : ''} |`,
+  )
+  return [
+    '# Benchmark results',
+    '',
+    `Command: \`${command}\` (${settings}). Machine: ${info.cores} cores (${info.cpu}), ${info.memoryGB} GiB, Node ${info.node}, ${info.platform}, ${info.date}.`,
+    'Each server runs alone in its own process; autocannon runs in the harness process, over loopback.',
+    '',
+    '| row | requests/s | p50 ms | p99 ms | server RSS MB | × ceiling | non-2xx / errors |',
+    '|---|---|---|---|---|---|---|',
+    ...table,
+    '',
+    '## Targets',
+    '',
+    '| target | goal | measured | |',
+    '|---|---|---|---|',
+    ...targetLines(rows),
+    '',
+  ].join('\n')
+}

@@ -1,0 +1,152 @@
+/**
+ * `npm run bench [-- --duration S --connections N --quick --write]`: the ceiling, Petstore's rows,
+ * json-server and Prism, and the scale rows, each server alone, with the same connections and duration.
+ * A full run writes bench/RESULTS.md and bench/results.json; --quick (about a minute) only prints,
+ * unless --write is given too.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import type autocannon from 'autocannon'
+import { startJsonServer, startPrism } from './competitors.js'
+import { runLoad, type ServerProcess, seedDatabase, startTsScript } from './lib.js'
+import { machine, markdown, type Row } from './report.js'
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    quick: { type: 'boolean', default: false },
+    write: { type: 'boolean', default: false },
+  },
+})
+const duration = values.quick ? 2 : Number(values.duration)
+const connections = Number(values.connections)
+const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
+const rows: Row[] = []
+let ceiling = 0
+
+type Request = Pick<autocannon.Options, 'method' | 'headers' | 'body' | 'requests'> & { path: string }
+
+/** Warms the server up, then measures one row and records it. */
+async function measure(name: string, server: ServerProcess, request: Request, note?: string): Promise<void> {
+  const options = { ...request, url: `http://127.0.0.1:${server.port}${request.path}`, connections }
+  await runLoad(server.child.pid ?? 0, { ...options, duration: values.quick ? 0.5 : 2 })
+  const result = await runLoad(server.child.pid ?? 0, { ...options, duration })
+  if (name === 'ceiling') ceiling = result.requestsPerSec
+  rows.push({
+    name,
+    ...result,
+    ratioToCeiling: ceiling ? result.requestsPerSec / ceiling : 0,
+    ...(note && { note }),
+  })
+  console.log(
+    `${name.padEnd(20)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  rss ${result.rssMB.toFixed(0)} MB`,
+  )
+}
+
+async function withServer<T>(
+  start: Promise<ServerProcess>,
+  use: (server: ServerProcess) => Promise<T>,
+): Promise<T> {
+  const server = await start
+  try {
+    return await use(server)
+  } finally {
+    await server.stop()
+  }
+}
+
+async function seeded(count: number): Promise<{ path: string; auth: Record<string, string> }> {
+  const path = join(dir, `pets-${count}.sqlite`)
+  return { path, auth: { authorization: `Bearer ${await seedDatabase(path, count)}` } }
+}
+
+async function petstoreRows(): Promise<string> {
+  const { path, auth } = await seeded(100_000)
+  const { page, openapi } = await withServer(startTsScript('bench/server.ts', [path]), async (server) => {
+    const base = `http://127.0.0.1:${server.port}`
+    const page = Buffer.from(await (await fetch(`${base}/v1/pets?limit=20`, { headers: auth })).arrayBuffer())
+    return { page, openapi: await (await fetch(`${base}/v1/openapi.json`)).text() }
+  })
+  writeFileSync(join(dir, 'page.json'), page)
+  await withServer(startTsScript('bench/ceiling.ts', [join(dir, 'page.json')]), (server) =>
+    measure('ceiling', server, { path: '/' }),
+  )
+  await withServer(startTsScript('bench/server.ts', [path]), async (server) => {
+    await measure('listPets-limit20', server, { path: '/v1/pets?limit=20', headers: auth })
+    await measure('listPets-limit100', server, { path: '/v1/pets?limit=100', headers: auth })
+    await measure('listPets-status', server, { path: '/v1/pets?status=available&limit=20', headers: auth })
+    let next = 0
+    const getPet = {
+      setupRequest: (request: object) => ({ ...request, path: `/v1/pets/${(next++ % 100_000) + 1}` }),
+    }
+    await measure('getPet', server, { path: '/v1/pets/1', headers: auth, requests: [getPet] })
+    const body = JSON.stringify({ name: 'Bench', categoryId: 7, status: 'available' })
+    const headers = { ...auth, 'content-type': 'application/json' }
+    await measure(
+      'createPet',
+      server,
+      { path: '/v1/pets', method: 'POST', headers, body },
+      'WAL, synchronous=FULL',
+    )
+  })
+  return openapi
+}
+
+async function competitorRows(openapi: string): Promise<void> {
+  try {
+    await withServer(startJsonServer(dir, 100_000), (server) =>
+      measure('json-server-list', server, { path: '/pets?_limit=20' }),
+    )
+  } catch (error) {
+    console.log(`json-server-list skipped: ${(error as Error).message.split('\n')[0]}`)
+  }
+  try {
+    const headers = { authorization: 'Bearer ps_live_bench' }
+    await withServer(startPrism(dir, openapi), (server) =>
+      measure('prism-list', server, { path: '/v1/pets?limit=20', headers }),
+    )
+  } catch (error) {
+    console.log(`prism-list skipped: ${(error as Error).message.split('\n')[0]}`)
+  }
+}
+
+async function scaleRows(): Promise<void> {
+  for (const [label, count] of [
+    ['1k', 1_000],
+    ['100k', 100_000],
+    ['1m', 1_000_000],
+  ] as const) {
+    const { path, auth } = await seeded(count)
+    await withServer(startTsScript('bench/server.ts', [path]), async (server) => {
+      await measure(`listPets-${label}`, server, { path: '/v1/pets?limit=20', headers: auth })
+      if (count !== 1_000_000) return
+      let url = `http://127.0.0.1:${server.port}/v1/pets?limit=20`
+      for (let page = 1; page < 1_000; page++) {
+        const link = (await fetch(url, { headers: auth })).headers.get('link') ?? ''
+        url = /<([^>]+)>/.exec(link)?.[1] ?? url
+      }
+      const page1000 = new URL(url)
+      await measure('cursor-page1', server, { path: '/v1/pets?limit=20', headers: auth })
+      await measure('cursor-page1000', server, { path: page1000.pathname + page1000.search, headers: auth })
+    })
+  }
+}
+
+try {
+  const openapi = await petstoreRows()
+  await competitorRows(openapi)
+  await scaleRows()
+  const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim()
+  const info = machine()
+  const report = markdown(rows, info, command, `${connections} connections, ${duration} s per row`)
+  console.log(`\n${report}`)
+  if (!values.quick || values.write) {
+    writeFileSync('bench/RESULTS.md', report)
+    writeFileSync('bench/results.json', `${JSON.stringify({ machine: info, command, rows }, null, 2)}\n`)
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}

@@ -1,0 +1,4 @@
+/** Who a request is counted against: its API key, or without a valid key its client IP. */
+export const keySubject = (apiKeyId: number) => `key:${apiKeyId}`
+export const ipSubject = (ip: string) => `ip:${ip}`
+export const isKeySubject = (subject: string) => subject.startsWith('key:')
