@@ -94,6 +94,21 @@ export function startTsScript(
 
 export const listeningPort = (output: string) => Number(/listening (\d+)/.exec(output)?.[1]) || undefined
 
+/**
+ * The service as users run it (`npm start`: the compiled dist/main.js, default settings, info logs) on
+ * the given SQLite file. The port comes from its "Server listening" log line.
+ */
+export function startService(databasePath: string, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+  const portOf = (output: string) =>
+    Number(/listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]) || undefined
+  return startProcess(process.execPath, ['dist/main.js'], portOf, {
+    DATABASE_URL: `sqlite:${databasePath}`,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ...env,
+  })
+}
+
 export function rssMB(pid: number): number {
   try {
     return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type autocannon from 'autocannon'
 import { startJsonServer, startPrism } from './competitors.js'
-import { runLoad, type ServerProcess, seedDatabase, startTsScript } from './lib.js'
+import { runLoad, type ServerProcess, seedDatabase, startService, startTsScript } from './lib.js'
 import { machine, markdown, type Row } from './report.js'
 
 const { values } = parseArgs({
@@ -65,7 +65,7 @@ async function seeded(count: number): Promise<{ path: string; auth: Record<strin
 
 async function petstoreRows(): Promise<string> {
   const { path, auth } = await seeded(100_000)
-  const { page, openapi } = await withServer(startTsScript('bench/server.ts', [path]), async (server) => {
+  const { page, openapi } = await withServer(startService(path), async (server) => {
     const base = `http://127.0.0.1:${server.port}`
     const page = Buffer.from(await (await fetch(`${base}/v1/pets?limit=20`, { headers: auth })).arrayBuffer())
     return { page, openapi: await (await fetch(`${base}/v1/openapi.json`)).text() }
@@ -74,7 +74,7 @@ async function petstoreRows(): Promise<string> {
   await withServer(startTsScript('bench/ceiling.ts', [join(dir, 'page.json')]), (server) =>
     measure('ceiling', server, { path: '/' }),
   )
-  await withServer(startTsScript('bench/server.ts', [path]), async (server) => {
+  await withServer(startService(path), async (server) => {
     await measure('listPets-limit20', server, { path: '/v1/pets?limit=20', headers: auth })
     await measure('listPets-limit100', server, { path: '/v1/pets?limit=100', headers: auth })
     await measure('listPets-status', server, { path: '/v1/pets?status=available&limit=20', headers: auth })
@@ -120,7 +120,7 @@ async function scaleRows(): Promise<void> {
     ['1m', 1_000_000],
   ] as const) {
     const { path, auth } = await seeded(count)
-    await withServer(startTsScript('bench/server.ts', [path]), async (server) => {
+    await withServer(startService(path), async (server) => {
       await measure(`listPets-${label}`, server, { path: '/v1/pets?limit=20', headers: auth })
       if (count !== 1_000_000) return
       let url = `http://127.0.0.1:${server.port}/v1/pets?limit=20`

@@ -12,6 +12,7 @@ import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js'
 import { registerOpenApi } from './http/openapi.js'
 import { registerRateLimit } from './http/rate-limit.js'
 import { registerResponseHeaders, requestIdOf } from './http/request-context.js'
+import { registerRequestLog } from './http/request-log.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { registerPetRoutes } from './pets/pets.routes.js'
 import { petSchemas } from './pets/pets.schemas.js'
@@ -68,6 +69,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: requestIdOf,
+    disableRequestLogging: true,
     bodyLimit: BODY_LIMIT_BYTES,
     // Longer than any URL Node accepts: an over-long petId reaches validation and gets its 400.
     routerOptions: { maxParamLength: 16 * 1024 },
@@ -83,6 +85,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerErrorHandling(app)
   registerResponseHeaders(app)
   registerRequestMetrics(app, deps.metrics)
+  registerRequestLog(app)
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
   await registerOpenApi(app, config)
   // Identify the key, count the request (per key, or per IP without one), then require the key.

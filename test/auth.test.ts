@@ -119,7 +119,7 @@ describe('secrets', () => {
       t.deps.logger.info({ headers: { authorization: `Bearer ${token}` } }, 'a careless log line')
     }
     const logs = logLines.join('')
-    expect(logs).toContain('incoming request')
+    expect(logs).toContain('request completed')
     expect(logs).toContain('[redacted]')
     for (const token of [key, revoked]) expect(logs).not.toContain(token)
     expect(logs).not.toContain('B'.repeat(32))

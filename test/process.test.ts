@@ -202,7 +202,7 @@ async function connectAfterShutdown(port: number, tries = 20): Promise<number | 
  * notice, tries a new connection, then sends the rest of the body and reads the response.
  */
 async function postDuringShutdown() {
-  const service = await spawnService({ LOG_LEVEL: 'info' })
+  const service = await spawnService({ LOG_LEVEL: 'debug' })
   await waitUntilHealthy(service)
   const key = await issueKey()
   const body = JSON.stringify({ name: 'Rex the draining dog', categoryId: 7, status: 'available' })
@@ -217,7 +217,7 @@ async function postDuringShutdown() {
   )
   await logLine(
     service,
-    (line) => line.msg === 'incoming request' && JSON.stringify(line.req).includes('POST'),
+    (line) => line.msg === 'request received' && JSON.stringify(line.req).includes('POST'),
   )
   service.child.kill('SIGTERM')
   await logLine(service, (line) => String(line.msg).startsWith('shutting down'))

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { ApiKeysTable, Db } from '../db/database.js'
+import { precompiled } from '../db/precompiled.js'
 import { isPlan, type Limits, limitsFor, type Plan } from './api-keys.plans.js'
 
 /** An issued key as the service knows it; never holds the key itself. */
@@ -58,8 +59,12 @@ export async function insertApiKey(db: Db, key: NewApiKeyRow): Promise<ApiKey> {
   return toApiKey(row)
 }
 
+const selectApiKeyByHash = precompiled((db, keyHash: string) =>
+  db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash),
+)
+
 export async function findApiKeyByHash(db: Db, keyHash: string): Promise<ApiKey | undefined> {
-  const row = await db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst()
+  const [row] = await selectApiKeyByHash(db, keyHash)
   return row && toApiKey(row)
 }
 

@@ -4,6 +4,8 @@ import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import type { Config } from '../config.js'
 import type { Db } from './database.js'
+import { registerDirectRunner } from './precompiled.js'
+import { createSqliteReader, withStatementCache } from './sqlite-runner.js'
 
 export interface DatabaseOptions {
   /** How long a write waits for another connection's lock before the request gets 503. */
@@ -20,7 +22,12 @@ export function connectDatabase(database: Config['database'], options: DatabaseO
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`)
-  return new Kysely({ dialect: new SqliteDialect({ database: sqlite }) })
+  // Reads through a memory map and a 16 MiB page cache instead of a read() per page.
+  sqlite.pragma('mmap_size = 268435456')
+  sqlite.pragma('cache_size = -16384')
+  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+  registerDirectRunner(db, createSqliteReader(sqlite))
+  return db
 }
 
 function openSqlite(path: string): SQLite.Database {

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { Db, PetsTable } from '../db/database.js'
+import { precompiled } from '../db/precompiled.js'
 import type { NewPet, Pet, PetStatus } from './pets.schemas.js'
 
 type PetRow = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>
@@ -27,18 +28,37 @@ export async function insertPet(db: Db, pet: NewPet, createdAt: number): Promise
   return toPet(row)
 }
 
+const selectPetById = precompiled((db, id: number) =>
+  db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', id),
+)
+
 export async function findPetById(db: Db, id: number): Promise<Pet | undefined> {
-  const row = await db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', id).executeTakeFirst()
+  const [row] = await selectPetById(db, id)
   return row && toPet(row)
 }
+
+const selectPage = precompiled((db, afterId: number, limit: number) =>
+  db.selectFrom('pets').select(PET_COLUMNS).where('id', '>', afterId).orderBy('id').limit(limit),
+)
+
+const selectPageByStatus = precompiled((db, afterId: number, status: string, limit: number) =>
+  db
+    .selectFrom('pets')
+    .select(PET_COLUMNS)
+    .where('id', '>', afterId)
+    .where('status', '=', status)
+    .orderBy('id')
+    .limit(limit),
+)
 
 /** Keyset page: pets with an id above `afterId`, in ascending id order. */
 export async function listPetsAfter(
   db: Db,
   page: { afterId: number; limit: number; status?: PetStatus | undefined },
 ): Promise<Pet[]> {
-  let query = db.selectFrom('pets').select(PET_COLUMNS).where('id', '>', page.afterId)
-  if (page.status !== undefined) query = query.where('status', '=', page.status)
-  const rows = await query.orderBy('id').limit(page.limit).execute()
+  const rows =
+    page.status === undefined
+      ? await selectPage(db, page.afterId, page.limit)
+      : await selectPageByStatus(db, page.afterId, page.status, page.limit)
   return rows.map(toPet)
 }

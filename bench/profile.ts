@@ -1,0 +1,82 @@
+/**
+ * Where listPets spends its time: `npm run bench:profile [-- --path /v1/pets?limit=20 --duration 10]`.
+ * Runs the service under `node --cpu-prof` with load, then prints the functions and packages with the
+ * most self time. The .cpuprofile stays in bench/profiles/ for Chrome DevTools or speedscope.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { runLoad, seedDatabase, startProcess } from './lib.js'
+
+type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
+
+const { values } = parseArgs({
+  options: {
+    path: { type: 'string', default: '/v1/pets?limit=20' },
+    duration: { type: 'string', default: '10' },
+    method: { type: 'string', default: 'GET' },
+  },
+})
+const dir = mkdtempSync(join(tmpdir(), 'petstore-profile-'))
+const profiles = join('bench', 'profiles')
+mkdirSync(profiles, { recursive: true })
+const before = new Set(readdirSync(profiles))
+const databasePath = join(dir, 'profile.sqlite')
+const key = await seedDatabase(databasePath, 100_000)
+const portOf = (output: string) =>
+  Number(/listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]) || undefined
+const server = await startProcess(
+  process.execPath,
+  ['--cpu-prof', `--cpu-prof-dir=${profiles}`, 'dist/main.js'],
+  portOf,
+  {
+    DATABASE_URL: `sqlite:${databasePath}`,
+    PORT: '0',
+  },
+)
+const body = JSON.stringify({ name: 'Profile', categoryId: 1 })
+const result = await runLoad(server.child.pid ?? 0, {
+  url: `http://127.0.0.1:${server.port}${values.path}`,
+  method: values.method as 'GET' | 'POST',
+  headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+  ...(values.method === 'POST' && { body }),
+  connections: 50,
+  duration: Number(values.duration),
+})
+await server.stop()
+rmSync(dir, { recursive: true, force: true })
+console.log(
+  `${values.method} ${values.path}: ${result.requestsPerSec.toFixed(0)} req/s, p99 ${result.p99Ms} ms`,
+)
+
+const file = readdirSync(profiles).find((name) => name.endsWith('.cpuprofile') && !before.has(name)) ?? ''
+const profile = JSON.parse(readFileSync(join(profiles, file), 'utf8')) as {
+  nodes: ProfileNode[]
+  samples: number[]
+  timeDeltas: number[]
+}
+const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
+const byFunction = new Map<string, number>()
+const byPackage = new Map<string, number>()
+let total = 0
+profile.samples.forEach((id, index) => {
+  const frame = nodes.get(id)?.callFrame
+  const delta = profile.timeDeltas[index] ?? 0
+  if (!frame) return
+  total += delta
+  const where = frame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/dist\//, 'dist/')
+  const name = `${frame.functionName || '(anonymous)'} ${where}:${frame.lineNumber}`
+  byFunction.set(name, (byFunction.get(name) ?? 0) + delta)
+  const owner =
+    /node_modules\/((@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1] ??
+    (frame.url.includes('/dist/') ? 'petstore' : frame.url.startsWith('node:') ? 'node' : frame.functionName)
+  byPackage.set(owner, (byPackage.get(owner) ?? 0) + delta)
+})
+const top = (map: Map<string, number>, count: number) =>
+  [...map]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([name, time]) => `${((100 * time) / total).toFixed(1).padStart(5)}%  ${name}`)
+console.log(`\nself time by function (${file})\n${top(byFunction, 25).join('\n')}`)
+console.log(`\nself time by package\n${top(byPackage, 12).join('\n')}`)
