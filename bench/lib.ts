@@ -68,6 +68,10 @@ export async function startProcess(
       throw error
     })
     .finally(() => clearTimeout(timer))
+  // From here on its output (one log line per request) is drained, not kept: keeping it made the
+  // load generator slower with every request it measured.
+  child.stdout?.removeAllListeners('data')
+  child.stderr?.removeAllListeners('data')
   child.stdout?.resume()
   child.stderr?.resume()
   return {
