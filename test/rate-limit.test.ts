@@ -1,3 +1,5 @@
+import { join } from 'node:path'
+import SQLite from 'better-sqlite3'
 import type { InjectOptions } from 'fastify'
 import { afterEach, describe, expect, test } from 'vitest'
 import { GET_PET_SUNSET_AT } from '../src/pets/pets.deprecation.js'
@@ -123,7 +125,10 @@ describe('plan limits over HTTP', () => {
     const key = await (await start()).issueKey('free')
     await sendMany(60, () => list(key))
     expect((await list(key)).statusCode).toBe(429)
-    await t.deps.db.updateTable('api_keys').set({ plan: 'pro' }).where('id', '=', 1).execute()
+    // As an operator would: from another connection (a sqlite3 shell), not through the service.
+    const operator = new SQLite(join(t.dir, 'petstore.sqlite'))
+    operator.prepare("UPDATE api_keys SET plan = 'pro' WHERE id = 1").run()
+    operator.close()
     const upgraded = await list(key)
     expect(upgraded.statusCode).toBe(200)
     expect(upgraded.headers['x-ratelimit-limit']).toBe('300')

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { Environment } from '../config.js'
+import { type ChangeToken, changeTokenOf } from '../db/change-token.js'
 import type { Db } from '../db/database.js'
 import { AppError } from '../errors.js'
 import { environmentOfKey, generateApiKey, hashApiKey, shownPrefix } from './api-keys.format.js'
@@ -36,6 +37,8 @@ function unauthorized(message: string, challenge = 'Bearer error="invalid_token"
 export function createApiKeyService(deps: { db: Db; clock: Clock; env: Environment }) {
   const { db, clock, env } = deps
 
+  const lookups = createKeyLookupCache(changeTokenOf(db))
+
   async function issueApiKey(input: IssueApiKeyInput): Promise<IssuedApiKey> {
     const custom: Partial<Limits> = { perMinute: input.perMinute, perDay: input.perDay }
     const hasCustom = input.perMinute !== undefined || input.perDay !== undefined
@@ -55,6 +58,7 @@ export function createApiKeyService(deps: { db: Db; clock: Clock; env: Environme
       custom,
       createdAt: clock.now(),
     })
+    lookups.clear()
     return { apiKey, key }
   }
 
@@ -72,7 +76,8 @@ export function createApiKeyService(deps: { db: Db; clock: Clock; env: Environme
       throw unauthorized(`this API key belongs to the ${keyEnv} environment; this is the ${env} service`)
     }
     // Looked up by its hash: the secret itself is never compared, so timing reveals nothing about it.
-    const apiKey = await findApiKeyByHash(db, hashApiKey(token))
+    const hash = hashApiKey(token)
+    const apiKey = lookups.get(hash) ?? lookups.remember(hash, await findApiKeyByHash(db, hash))
     if (!apiKey) throw unauthorized('the API key is not valid')
     if (apiKey.revokedAt !== null) throw unauthorized('the API key has been revoked')
     return apiKey
@@ -82,6 +87,42 @@ export function createApiKeyService(deps: { db: Db; clock: Clock; env: Environme
     issueApiKey,
     verifyApiKey,
     listApiKeys: () => listApiKeys(db),
-    revokeApiKey: (id: number) => revokeApiKey(db, id, clock.now()),
+    revokeApiKey: async (id: number) => {
+      const revoked = await revokeApiKey(db, id, clock.now())
+      lookups.clear()
+      return revoked
+    },
+  }
+}
+
+/** Found keys kept at most; past it the cache starts over. */
+const KEY_CACHE_SIZE = 10_000
+
+/**
+ * Keys found by hash, kept only while the database is unchanged by any other connection (the CLI
+ * revoking a key, an operator changing a plan); this service's own key writes clear it too. Unknown
+ * hashes are never kept, so random keys cannot grow it. Without a change token nothing is cached.
+ */
+function createKeyLookupCache(changeToken: ChangeToken | undefined) {
+  const found = new Map<string, ApiKey>()
+  let seenToken: unknown
+  return {
+    get(hash: string): ApiKey | undefined {
+      if (!changeToken) return undefined
+      const token = changeToken()
+      if (token !== seenToken) {
+        found.clear()
+        seenToken = token
+      }
+      return found.get(hash)
+    },
+    remember(hash: string, apiKey: ApiKey | undefined): ApiKey | undefined {
+      if (changeToken && apiKey) {
+        if (found.size >= KEY_CACHE_SIZE) found.clear()
+        found.set(hash, apiKey)
+      }
+      return apiKey
+    },
+    clear: () => found.clear(),
   }
 }

@@ -3,6 +3,7 @@ import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import type { Config } from '../config.js'
+import { registerChangeToken } from './change-token.js'
 import type { Db } from './database.js'
 import { registerDirectRunner } from './precompiled.js'
 import { createSqliteReader, withStatementCache } from './sqlite-runner.js'
@@ -27,6 +28,9 @@ export function connectDatabase(database: Config['database'], options: DatabaseO
   sqlite.pragma('cache_size = -16384')
   const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   registerDirectRunner(db, createSqliteReader(sqlite))
+  // Changes when any other connection (another process, the CLI) commits; not for this one's writes.
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
+  registerChangeToken(db, () => dataVersion.get())
   return db
 }
 

@@ -59,7 +59,10 @@ test('a read during another request’s open transaction never sees its uncommit
   })
   const before = Number((await countPets(db, 1))[0]?.n)
   const writer = db.transaction().execute(async (trx) => {
-    await trx.insertInto('pets').values({ name: 'Uncommitted', category_id: 1, status: null, created_at: 0 }).execute()
+    await trx
+      .insertInto('pets')
+      .values({ name: 'Uncommitted', category_id: 1, status: null, created_at: 0 })
+      .execute()
     inserted()
     await held
     throw new Error('roll back')

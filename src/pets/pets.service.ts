@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Db } from '../db/database.js'
+import { createGroupCommit } from '../db/group-commit.js'
 import { AppError } from '../errors.js'
 import {
   claimIdempotencyKey,
@@ -42,6 +43,9 @@ export type PetService = ReturnType<typeof createPetService>
 
 export function createPetService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps
+  const insertGrouped = createGroupCommit(db, (trx, item: { pet: NewPet; createdAt: number }) =>
+    insertPet(trx, item.pet, item.createdAt),
+  )
 
   async function listPets(query: {
     limit: number
@@ -60,8 +64,9 @@ export function createPetService(deps: { db: Db; clock: Clock }) {
 
   async function createPet(input: CreatePetInput): Promise<CreatedPet> {
     const fields: NewPet = { ...input.newPet, name: normalisePetName(input.newPet.name) }
-    if (input.idempotencyKey === undefined)
-      return { pet: await insertPet(db, fields, clock.now()), replayed: false }
+    if (input.idempotencyKey === undefined) {
+      return { pet: await insertGrouped({ pet: fields, createdAt: clock.now() }), replayed: false }
+    }
     const claim: IdempotencyClaim = {
       apiKeyId: input.apiKeyId,
       key: input.idempotencyKey,
