@@ -71,12 +71,17 @@ const TARGETS: Target[] = [
     atMost: true,
   },
   {
-    label: 'server RSS MB with 1,000,000 pets under load',
-    value: (r) => r.get('listPets-1m')?.rssMB,
+    label: 'server RSS MB with 1,000,000 pets under load (peak over its rows)',
+    value: (r) => peak(['listPets-1m', 'cursor-page1', 'cursor-page1000'].map((name) => r.get(name)?.rssMB)),
     goal: 150,
     atMost: true,
   },
 ]
+
+function peak(values: (number | undefined)[]): number | undefined {
+  const known = values.filter((value): value is number => value !== undefined)
+  return known.length > 0 ? Math.max(...known) : undefined
+}
 
 /** Latency ratio with a 1 ms floor: autocannon reports whole milliseconds, so 0 vs 1 ms is not 'infinitely slower'. */
 function latencyRatio(a?: Row, b?: Row): number | undefined {
