@@ -25,7 +25,7 @@ export function createGroupCommit<Item, Result>(db: Db, write: (trx: Db, item: I
         for (const pending of batch) written.push(await write(trx, pending.item))
         return written
       })
-      batch.forEach((pending, index) => pending.resolve(results[index] as Result))
+      for (const [index, pending] of batch.entries()) pending.resolve(results[index] as Result)
     } catch (error) {
       for (const pending of batch) pending.reject(error)
     }
