@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       TRUST_PROXY: '10.0.0.0/8, ::1',
       PETSTORE_PRODUCTION_URL: 'https://api.shop.example/v1',
       PETSTORE_STAGING_URL: 'https://staging.shop.example/v1',
+      REDIS_URL: 'redis://10.0.0.5:6380/0',
     })
     expect(config).toMatchObject({
       port: 0,
@@ -47,6 +48,7 @@ describe('loadConfig', () => {
       trustProxy: ['10.0.0.0/8', '::1'],
       productionUrl: 'https://api.shop.example/v1',
       stagingUrl: 'https://staging.shop.example/v1',
+      redisUrl: 'redis://10.0.0.5:6380/0',
     })
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true)
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2)
@@ -75,6 +77,8 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', '10.0.0.0/99'],
     ['TRUST_PROXY', '::1/129'],
     ['PETSTORE_PRODUCTION_URL', 'https://api.example/'],
+    ['REDIS_URL', 'http://cache:6379'],
+    ['REDIS_URL', 'not a url'],
   ])('a bad %s (%s) is one ConfigError line naming the variable', (name, value) => {
     const load = () => loadConfig({ [name]: value })
     expect(load).toThrow(ConfigError)

@@ -12,6 +12,8 @@ export interface Config {
   readonly host: string
   readonly env: Environment
   readonly database: { readonly kind: 'sqlite'; readonly path: string }
+  /** When set, rate-limit state lives in this Redis and is shared by every instance. */
+  readonly redisUrl: string | undefined
   /** Base address ending in /v1 for Link headers; undefined: derived from each request. */
   readonly publicUrl: string | undefined
   readonly productionUrl: string
@@ -51,6 +53,7 @@ function parseVariables(env: Env): Config {
     host: parseHost(env.HOST ?? '127.0.0.1'),
     env: parseChoice(env, 'PETSTORE_ENV', ['production', 'staging'], 'production'),
     database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/petstore.sqlite'),
+    redisUrl: env.REDIS_URL === undefined ? undefined : parseRedisUrl(env.REDIS_URL),
     publicUrl: env.PETSTORE_PUBLIC_URL === undefined ? undefined : parseBaseUrl(env, 'PETSTORE_PUBLIC_URL'),
     productionUrl: parseBaseUrl(env, 'PETSTORE_PRODUCTION_URL', 'https://petstore.example.com/v1'),
     stagingUrl: parseBaseUrl(env, 'PETSTORE_STAGING_URL', 'https://staging.petstore.example.com/v1'),
@@ -124,6 +127,14 @@ function parseDatabaseUrl(text: string): Config['database'] {
   const path = text.startsWith('sqlite:') ? text.slice('sqlite:'.length) : ''
   if (path === '') throw new ConfigError('DATABASE_URL', 'must be sqlite:<path to the database file>', text)
   return { kind: 'sqlite', path }
+}
+
+function parseRedisUrl(text: string): string {
+  const url = URL.canParse(text) ? new URL(text) : undefined
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || !url.hostname) {
+    throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL', text)
+  }
+  return text
 }
 
 function parseBaseUrl(env: Env, name: string, fallback?: string): string {

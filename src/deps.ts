@@ -9,8 +9,10 @@ import { migrateToLatest } from './db/migrate.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { createLogger } from './logger.js'
 import { createPetService, type PetService } from './pets/pets.service.js'
+import { withFallback } from './rate-limit/fallback-store.js'
 import { createMemoryStore } from './rate-limit/memory-store.js'
 import type { RateLimitStore } from './rate-limit/rate-limit.port.js'
+import { createRedisStore } from './rate-limit/redis-store.js'
 import { isKeySubject } from './rate-limit/subjects.js'
 
 /** The object graph the server, the CLI and the tests share. */
@@ -51,9 +53,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     throw error
   }
   const pets = createPetService({ db, clock })
-  const rateLimitStore =
-    options.rateLimitStore ??
-    createMemoryStore({ banAfter: config.banAfter, banMs: config.banSeconds * 1000, keep: isKeySubject })
+  const metrics = createMetrics()
+  const rateLimitStore = options.rateLimitStore ?? (await createRateLimitStore(config, logger, metrics))
   const purge = setInterval(() => {
     pets
       .purgeExpiredIdempotencyKeys()
@@ -68,7 +69,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     db,
     pets,
     apiKeys: createApiKeyService({ db, clock, env: config.env }),
-    metrics: createMetrics(),
+    metrics,
     rateLimitStore,
     checkReady: async () => {
       await sql`select 1`.execute(db)
@@ -79,4 +80,26 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       await db.destroy()
     },
   }
+}
+
+/**
+ * Redis when REDIS_URL is set (shared by every instance), falling back to per-instance limits while it
+ * is unreachable; else the in-process store.
+ */
+async function createRateLimitStore(
+  config: Config,
+  logger: Logger,
+  metrics: Metrics,
+): Promise<RateLimitStore> {
+  const policy = { banAfter: config.banAfter, banMs: config.banSeconds * 1000 }
+  const memory = createMemoryStore({ ...policy, keep: isKeySubject })
+  if (!config.redisUrl) return memory
+  return withFallback(await createRedisStore(config.redisUrl, policy), memory, {
+    onFallback: (error, first) => {
+      metrics.rateLimitFallbacks.inc()
+      if (first)
+        logger.warn({ err: error }, 'rate-limit store unreachable: limiting per instance until it answers')
+    },
+    onRecovery: () => logger.info('rate-limit store answers again: limits are shared again'),
+  })
 }

@@ -24,7 +24,12 @@ export function createMetrics() {
     labelNames: ['reason', 'subject'] as const,
     registers: [registry],
   })
-  return { registry, requests, duration, rateLimitRefusals }
+  const rateLimitFallbacks = new Counter({
+    name: 'petstore_rate_limit_fallbacks_total',
+    help: 'Decisions made by the per-instance store because the shared (Redis) store did not answer.',
+    registers: [registry],
+  })
+  return { registry, requests, duration, rateLimitRefusals, rateLimitFallbacks }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

@@ -1,0 +1,73 @@
+import { once } from 'node:events'
+import { Redis } from 'ioredis'
+import type { Limits } from '../api-keys/api-keys.plans.js'
+import type { BanPolicy, Decision, RateLimitStore } from './rate-limit.port.js'
+import { CONSUME_SCRIPT } from './redis-consume.js'
+import { windowStates } from './windows.js'
+
+type ScriptResult = [
+  outcome: number,
+  minuteCount: number,
+  dayCount: number,
+  refusedBy: number,
+  retryAfterMs: number,
+  bannedUntil: number,
+]
+
+interface ScriptedRedis extends Redis {
+  petstoreRateLimit(key: string, ...args: (string | number)[]): Promise<ScriptResult>
+}
+
+/**
+ * The shared store: one atomic Lua script per request on one hash per subject, so any number of
+ * instances together never admit more than the plan allows. The key is hash-tagged (`{subject}`), so
+ * it works on Redis Cluster; it expires when its day (or its ban) ends.
+ */
+export async function createRedisStore(
+  url: string,
+  policy: BanPolicy,
+): Promise<RateLimitStore & { redis: Redis }> {
+  // No offline queue: while Redis is unreachable a command fails at once instead of holding a request.
+  const options = { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false }
+  const redis = new Redis(url, options) as ScriptedRedis
+  redis.defineCommand('petstoreRateLimit', { numberOfKeys: 1, lua: CONSUME_SCRIPT })
+  // Connection errors surface as failed commands, which the caller handles (withFallback logs them once);
+  // ioredis keeps reconnecting in the background.
+  redis.on('error', () => {})
+  await redis.connect()
+  // connect() can resolve before the ready check; without an offline queue nothing may be sent until then.
+  if (redis.status !== 'ready') await once(redis, 'ready')
+
+  async function run(subject: string, limits: Limits, now: number, count: boolean): Promise<Decision> {
+    const [outcome, minute, day, refusedBy, retryAfterMs, bannedUntil] = await redis.petstoreRateLimit(
+      `petstore:rl:{${subject}}`,
+      now,
+      limits.perMinute,
+      limits.perDay,
+      Number.isFinite(policy.banAfter) ? policy.banAfter : 2 ** 52,
+      policy.banMs,
+      count ? 1 : 0,
+    )
+    const windows = windowStates(limits, { minute, day }, now)
+    if (outcome === 2) return { outcome: 'banned', windows, bannedUntil, retryAfterMs }
+    if (outcome === 1) {
+      const refusedWindow = windows[refusedBy] ?? windows[0]
+      if (!refusedWindow) throw new Error('rate-limit script returned no window')
+      return { outcome: 'limited', windows, refusedBy: refusedWindow, retryAfterMs }
+    }
+    return { outcome: 'allowed', windows }
+  }
+
+  return {
+    shared: true,
+    redis,
+    consume: (subject, limits, now) => run(subject, limits, now, true),
+    peek: (subject, limits, now) => run(subject, limits, now, false),
+    reset: async (subject) => {
+      await redis.del(`petstore:rl:{${subject}}`)
+    },
+    close: async () => {
+      await redis.quit().catch(() => redis.disconnect())
+    },
+  }
+}

@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Redis } from 'ioredis'
+import { afterAll, expect, test } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers.js'
+
+/** A Redis of this test's own, on a fixed port, so it can be killed and started again. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  return port
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'petstore-redis-fault-'))
+let redis: ChildProcess | undefined
+let t: TestApp | undefined
+
+async function startRedis(port: number): Promise<void> {
+  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir], {
+    stdio: 'ignore',
+  })
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null })
+    probe.on('error', () => {})
+    try {
+      await probe.connect()
+      await probe.ping()
+      return
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    } finally {
+      probe.disconnect()
+    }
+  }
+  throw new Error(`redis-server did not start on port ${port}`)
+}
+
+afterAll(async () => {
+  await t?.close()
+  redis?.kill('SIGKILL')
+  rmSync(dir, { recursive: true, force: true })
+})
+
+test('with Redis gone the API keeps answering on per-instance limits, and shares them again once Redis is back', async () => {
+  const port = await freePort()
+  await startRedis(port)
+  t = await buildTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } })
+  const key = await t.issueKey('free')
+  const list = () =>
+    t?.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })
+  expect((await list())?.headers['x-ratelimit-remaining']).toBe('59')
+
+  redis?.kill('SIGKILL')
+  await once(redis as ChildProcess, 'exit')
+  const during = await list()
+  expect(during?.statusCode).toBe(200)
+  expect(during?.headers['x-ratelimit-limit']).toBe('60')
+  const metrics = await t.app.inject({ method: 'GET', url: '/metrics' })
+  expect(metrics.body).toMatch(/petstore_rate_limit_fallbacks_total [1-9]/)
+
+  await startRedis(port)
+  let shared = false
+  for (let attempt = 0; attempt < 100 && !shared; attempt++) {
+    // Redis restarted empty: its count for the key starts again at this request.
+    shared = (await list())?.headers['x-ratelimit-remaining'] === '59'
+    if (!shared) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  expect(shared).toBe(true)
+})
