@@ -1,4 +1,4 @@
-import { once } from 'node:events'
+import { setTimeout } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import type { Limits } from '../api-keys/api-keys.plans.js'
 import type { BanPolicy, Decision, RateLimitStore } from './rate-limit.port.js'
@@ -14,6 +14,9 @@ type ScriptResult = [
   bannedUntil: number,
 ]
 
+/** How long start-up waits for Redis before serving on per-instance limits. */
+const STARTUP_WAIT_MS = 2_000
+
 interface ScriptedRedis extends Redis {
   petstoreRateLimit(key: string, ...args: (string | number)[]): Promise<ScriptResult>
 }
@@ -27,16 +30,17 @@ export async function createRedisStore(
   url: string,
   policy: BanPolicy,
 ): Promise<RateLimitStore & { redis: Redis }> {
-  // No offline queue: while Redis is unreachable a command fails at once instead of holding a request.
-  const options = { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false }
+  // No offline queue: while Redis is unreachable a command fails at once instead of holding a request,
+  // and ioredis keeps reconnecting in the background. Connection errors surface as failed commands,
+  // which the caller handles (withFallback logs them once).
+  const options = { maxRetriesPerRequest: 1, enableOfflineQueue: false }
   const redis = new Redis(url, options) as ScriptedRedis
   redis.defineCommand('petstoreRateLimit', { numberOfKeys: 1, lua: CONSUME_SCRIPT })
-  // Connection errors surface as failed commands, which the caller handles (withFallback logs them once);
-  // ioredis keeps reconnecting in the background.
   redis.on('error', () => {})
-  await redis.connect()
-  // connect() can resolve before the ready check; without an offline queue nothing may be sent until then.
-  if (redis.status !== 'ready') await once(redis, 'ready')
+  // Start-up waits a moment for Redis, but never fails for it: until it answers, the caller falls back.
+  // (Not events.once: it rejects on the 'error' events of failed connection attempts.)
+  const ready = new Promise<void>((resolve) => redis.once('ready', () => resolve()))
+  await Promise.race([ready, setTimeout(STARTUP_WAIT_MS, undefined, { ref: false })])
 
   async function run(subject: string, limits: Limits, now: number, count: boolean): Promise<Decision> {
     const [outcome, minute, day, refusedBy, retryAfterMs, bannedUntil] = await redis.petstoreRateLimit(

@@ -19,12 +19,14 @@ async function freePort(): Promise<number> {
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-redis-fault-'))
 let redis: ChildProcess | undefined
+const started: ChildProcess[] = []
 let t: TestApp | undefined
 
 async function startRedis(port: number): Promise<void> {
   redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir], {
     stdio: 'ignore',
   })
+  started.push(redis)
   for (let attempt = 0; attempt < 100; attempt++) {
     const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null })
     probe.on('error', () => {})
@@ -43,7 +45,7 @@ async function startRedis(port: number): Promise<void> {
 
 afterAll(async () => {
   await t?.close()
-  redis?.kill('SIGKILL')
+  for (const server of started) server.kill('SIGKILL')
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -72,4 +74,27 @@ test('with Redis gone the API keeps answering on per-instance limits, and shares
     if (!shared) await new Promise((resolve) => setTimeout(resolve, 100))
   }
   expect(shared).toBe(true)
+})
+
+test('with Redis unreachable at start-up the service starts on per-instance limits and moves to Redis when it appears', async () => {
+  const port = await freePort()
+  const late = await buildTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } })
+  try {
+    const key = await late.issueKey('free')
+    const list = () =>
+      late.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })
+    const before = await list()
+    expect(before.statusCode).toBe(200)
+    expect(before.headers['x-ratelimit-remaining']).toBe('59')
+    await startRedis(port)
+    let shared = false
+    for (let attempt = 0; attempt < 100 && !shared; attempt++) {
+      // The in-process count is at 58 and falling; Redis starts empty, so 59 means Redis answered.
+      shared = (await list()).headers['x-ratelimit-remaining'] === '59'
+      if (!shared) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(shared).toBe(true)
+  } finally {
+    await late.close()
+  }
 })
