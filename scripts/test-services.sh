@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
-# npm run test:services: starts throw-away servers (today Redis; PostgreSQL joins with the rest of the
-# scale-out work) on free loopback ports in a temporary directory, never the system services, installing
-# them from Debian's packages when missing; runs the suites under test/services against them; stops
-# everything it started, also on failure.
+# npm run test:services: starts a throw-away PostgreSQL and Redis on free loopback ports in a temporary
+# directory (never the system services, never 5432 or 6379), installing them from Debian's packages when
+# missing; runs the suites under test/services against them; stops everything it started, also on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v redis-server >/dev/null; then
-  echo "== installing redis-server from Debian's packages"
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+missing=()
+command -v redis-server >/dev/null || missing+=(redis-server)
+[ -n "$(pg_bin)" ] || missing+=(postgresql)
+if ((${#missing[@]})); then
+  echo "== installing ${missing[*]} from Debian's packages"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+PG_BIN=$(pg_bin)
 
 free_port() {
   node -e "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close() })"
 }
 
 work=$(mktemp -d)
+chmod 755 "$work"
 redis_port=$(free_port)
+pg_port=$(free_port)
 cleanup() {
   redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+  [ -f "$work/pg/postmaster.pid" ] && runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -32,5 +39,13 @@ for _ in $(seq 100); do
 done
 echo "== redis $(redis-server --version | cut -d' ' -f3) on 127.0.0.1:$redis_port"
 
+mkdir -p "$work/pg" "$work/pgsock"
+chown postgres "$work/pg" "$work/pgsock"
+runuser -u postgres -- "$PG_BIN/initdb" -D "$work/pg" -A trust -U postgres -E UTF8 >/dev/null
+runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$work/pg" -l "$work/pgsock/postgres.log" -w \
+  -o "-p $pg_port -k $work/pgsock -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+echo "== $("$PG_BIN/postgres" --version) on 127.0.0.1:$pg_port"
+
 export TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
+export TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$pg_port/postgres"
 npx vitest run --config vitest.services.config.ts

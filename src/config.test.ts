@@ -61,7 +61,8 @@ describe('loadConfig', () => {
     ['PORT', ''],
     ['HOST', 'a b'],
     ['PETSTORE_ENV', 'prod'],
-    ['DATABASE_URL', 'postgres://db/petstore'],
+    ['DATABASE_URL', 'mysql://db/petstore'],
+    ['DATABASE_URL', 'postgres://exa mple/db'],
     ['DATABASE_URL', 'sqlite:'],
     ['PETSTORE_PUBLIC_URL', 'https://api.example/v2'],
     ['PETSTORE_PUBLIC_URL', 'ftp://api.example/v1'],
@@ -83,6 +84,19 @@ describe('loadConfig', () => {
     const load = () => loadConfig({ [name]: value })
     expect(load).toThrow(ConfigError)
     expect(load).toThrow(new RegExp(`^${name} .*\\(got ".*"\\)$`))
+  })
+
+  test('a postgres:// DATABASE_URL takes its pool size and statement timeout', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://db.example/petstore', PETSTORE_DB_POOL_SIZE: '4' })
+    expect(config.database).toEqual({
+      kind: 'postgres',
+      url: 'postgres://db.example/petstore',
+      poolSize: 4,
+      statementTimeoutMs: 5000,
+    })
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://db/x', PETSTORE_DB_POOL_SIZE: '0' })).toThrow(
+      /^PETSTORE_DB_POOL_SIZE/,
+    )
   })
 
   test('METRICS_PORT must differ from PORT', () => {

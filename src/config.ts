@@ -7,11 +7,20 @@ import { isIP } from 'node:net'
 export type Environment = 'production' | 'staging'
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 
+export type DatabaseConfig =
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | {
+      readonly kind: 'postgres'
+      readonly url: string
+      readonly poolSize: number
+      readonly statementTimeoutMs: number
+    }
+
 export interface Config {
   readonly port: number
   readonly host: string
   readonly env: Environment
-  readonly database: { readonly kind: 'sqlite'; readonly path: string }
+  readonly database: DatabaseConfig
   /** When set, rate-limit state lives in this Redis and is shared by every instance. */
   readonly redisUrl: string | undefined
   /** Base address ending in /v1 for Link headers; undefined: derived from each request. */
@@ -52,7 +61,7 @@ function parseVariables(env: Env): Config {
     port: parsePort(env, 'PORT', '8080'),
     host: parseHost(env.HOST ?? '127.0.0.1'),
     env: parseChoice(env, 'PETSTORE_ENV', ['production', 'staging'], 'production'),
-    database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/petstore.sqlite'),
+    database: parseDatabase(env),
     redisUrl: env.REDIS_URL === undefined ? undefined : parseRedisUrl(env.REDIS_URL),
     publicUrl: env.PETSTORE_PUBLIC_URL === undefined ? undefined : parseBaseUrl(env, 'PETSTORE_PUBLIC_URL'),
     productionUrl: parseBaseUrl(env, 'PETSTORE_PRODUCTION_URL', 'https://petstore.example.com/v1'),
@@ -123,9 +132,19 @@ function parseChoice<T extends string>(env: Env, name: string, choices: readonly
   return text as T
 }
 
-function parseDatabaseUrl(text: string): Config['database'] {
+function parseDatabase(env: Env): DatabaseConfig {
+  const text = env.DATABASE_URL ?? 'sqlite:./data/petstore.sqlite'
+  if (/^postgres(ql)?:\/\//.test(text)) {
+    if (!URL.canParse(text)) throw new ConfigError('DATABASE_URL', 'must be a valid postgres:// URL', text)
+    return {
+      kind: 'postgres',
+      url: text,
+      poolSize: parseCount(env, 'PETSTORE_DB_POOL_SIZE', '10'),
+      statementTimeoutMs: parseCount(env, 'PETSTORE_DB_STATEMENT_TIMEOUT_MS', '5000'),
+    }
+  }
   const path = text.startsWith('sqlite:') ? text.slice('sqlite:'.length) : ''
-  if (path === '') throw new ConfigError('DATABASE_URL', 'must be sqlite:<path to the database file>', text)
+  if (path === '') throw new ConfigError('DATABASE_URL', 'must be sqlite:<path> or a postgres:// URL', text)
   return { kind: 'sqlite', path }
 }
 

@@ -2,9 +2,10 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
-import type { Config } from '../config.js'
+import type { DatabaseConfig } from '../config.js'
 import { registerChangeToken } from './change-token.js'
 import type { Db } from './database.js'
+import { connectPostgres, isPostgresUnavailable } from './postgres.js'
 import { registerDirectRunner } from './precompiled.js'
 import { createSqliteReader, withStatementCache } from './sqlite-runner.js'
 
@@ -17,8 +18,12 @@ export interface DatabaseOptions {
  * Opens the database named by the configuration. SQLite runs in WAL mode with synchronous=FULL:
  * a 201 is only sent after the pet is on disk.
  */
-export function connectDatabase(database: Config['database'], options: DatabaseOptions = {}): Db {
-  const sqlite = openSqlite(database.path)
+export function connectDatabase(database: DatabaseConfig, options: DatabaseOptions = {}): Db {
+  return database.kind === 'postgres' ? connectPostgres(database) : connectSqlite(database.path, options)
+}
+
+function connectSqlite(path: string, options: DatabaseOptions): Db {
+  const sqlite = openSqlite(path)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
@@ -50,5 +55,5 @@ const UNAVAILABLE_SQLITE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READO
 /** True when the error means the store cannot serve now (answer 503) rather than a bug (500). */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' && UNAVAILABLE_SQLITE_CODES.test(code)
+  return (typeof code === 'string' && UNAVAILABLE_SQLITE_CODES.test(code)) || isPostgresUnavailable(error)
 }

@@ -1,39 +1,52 @@
-import type { Kysely } from 'kysely'
+import { type ColumnDefinitionBuilder, type Kysely, PostgresAdapter } from 'kysely'
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations must not depend on today's table types
-export async function up(db: Kysely<any>): Promise<void> {
+type AnyDb = Kysely<any>
+
+/** SQLite's INTEGER is 64-bit and an id must be INTEGER PRIMARY KEY AUTOINCREMENT; PostgreSQL needs bigint. */
+function dialectOf(db: AnyDb) {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter
+  return {
+    int64: postgres ? ('bigint' as const) : ('integer' as const),
+    id: (col: ColumnDefinitionBuilder) =>
+      postgres ? col.primaryKey().generatedByDefaultAsIdentity() : col.primaryKey().autoIncrement(),
+  }
+}
+
+export async function up(db: AnyDb): Promise<void> {
+  const { int64, id } = dialectOf(db)
   await db.schema
     .createTable('pets')
     // AUTOINCREMENT: ids ascend in creation order and are never reused, even after deletes.
-    .addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement())
+    .addColumn('id', int64, id)
     .addColumn('name', 'text', (col) => col.notNull())
-    .addColumn('category_id', 'integer', (col) => col.notNull())
+    .addColumn('category_id', int64, (col) => col.notNull())
     .addColumn('status', 'text')
-    .addColumn('created_at', 'integer', (col) => col.notNull())
+    .addColumn('created_at', int64, (col) => col.notNull())
     .execute()
   await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute()
 
   await db.schema
     .createTable('api_keys')
-    .addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement())
+    .addColumn('id', int64, id)
     .addColumn('key_hash', 'text', (col) => col.notNull().unique())
     .addColumn('prefix', 'text', (col) => col.notNull())
     .addColumn('name', 'text')
     .addColumn('plan', 'text', (col) => col.notNull())
     .addColumn('environment', 'text', (col) => col.notNull())
-    .addColumn('per_minute', 'integer')
-    .addColumn('per_day', 'integer')
-    .addColumn('created_at', 'integer', (col) => col.notNull())
-    .addColumn('revoked_at', 'integer')
+    .addColumn('per_minute', int64)
+    .addColumn('per_day', int64)
+    .addColumn('created_at', int64, (col) => col.notNull())
+    .addColumn('revoked_at', int64)
     .execute()
 
   await db.schema
     .createTable('idempotency_keys')
-    .addColumn('api_key_id', 'integer', (col) => col.notNull().references('api_keys.id'))
+    .addColumn('api_key_id', int64, (col) => col.notNull().references('api_keys.id'))
     .addColumn('key', 'text', (col) => col.notNull())
     .addColumn('request_hash', 'text', (col) => col.notNull())
-    .addColumn('pet_id', 'integer', (col) => col.references('pets.id'))
-    .addColumn('created_at', 'integer', (col) => col.notNull())
+    .addColumn('pet_id', int64, (col) => col.references('pets.id'))
+    .addColumn('created_at', int64, (col) => col.notNull())
     .addPrimaryKeyConstraint('idempotency_keys_pk', ['api_key_id', 'key'])
     .execute()
   await db.schema
@@ -43,8 +56,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: see up()
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: AnyDb): Promise<void> {
   await db.schema.dropTable('idempotency_keys').execute()
   await db.schema.dropTable('api_keys').execute()
   await db.schema.dropTable('pets').execute()
