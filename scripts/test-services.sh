@@ -47,5 +47,6 @@ runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$work/pg" -l "$work/pgsock/postgres.
 echo "== $("$PG_BIN/postgres" --version) on 127.0.0.1:$pg_port"
 
 export TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
+export TEST_PG_BIN="$PG_BIN"
 export TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$pg_port/postgres"
 npx vitest run --config vitest.services.config.ts

@@ -28,6 +28,11 @@ export function connectPostgres(database: Extract<DatabaseConfig, { kind: 'postg
   })
   // An idle client losing its server is reported here; the next query gets a fresh connection.
   pool.on('error', () => {})
+  // A client checked out but not yet querying has no listener of the pool's: if the server goes away in
+  // that moment its 'error' event would be an uncaught exception. Its query fails instead (503).
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+  })
   return new Kysely({ dialect: new PostgresDialect({ pool }) })
 }
 
