@@ -1,6 +1,6 @@
 /**
  * What the rate limiter costs listPets: the full stack against the same stack with a store that admits
- * everything (no windows, no headers), alternating A/B rounds so drift on a shared machine hits both.
+ * everything and counts nothing (headers are still written), alternating A/B rounds so drift on a shared machine hits both.
  * `npx tsx bench/limiter-cost.ts [--duration S] [--connections N] [--rounds R]`
  */
 import { mkdtempSync, rmSync } from 'node:fs'

@@ -17,8 +17,8 @@ declare module 'fastify' {
 
 /**
  * Bearer authentication for everything under /v1/pets, unknown methods and sub-paths included, in
- * two hooks around the rate limiter: identify the key (without failing), then require it. Every
- * request reads the key's row, so a revocation takes effect on the next request.
+ * two hooks around the rate limiter: identify the key (without failing), then require it. A revocation
+ * takes effect on the next request (see the key lookup cache in api-keys.service.ts).
  */
 export function registerKeyIdentification(app: FastifyInstance, apiKeys: ApiKeyService): void {
   app.decorateRequest('apiRequest', false)

@@ -42,8 +42,7 @@ export function registerRateLimit(
   })
 
   app.addHook('onSend', async (request, reply) => {
-    // A decision without windows (a store that admits everything) has nothing to report.
-    if (request.rateLimit?.windows.length) reply.headers(rateLimitHeaders(request.rateLimit, clock.now()))
+    if (request.rateLimit) reply.headers(rateLimitHeaders(request.rateLimit, clock.now()))
   })
 }
 
