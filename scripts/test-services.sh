@@ -49,4 +49,4 @@ echo "== $("$PG_BIN/postgres" --version) on 127.0.0.1:$pg_port"
 export TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
 export TEST_PG_BIN="$PG_BIN"
 export TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$pg_port/postgres"
-npx vitest run --config vitest.services.config.ts
+npx vitest run --config vitest.services.config.ts "$@"

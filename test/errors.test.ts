@@ -1,6 +1,6 @@
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildTestApp, countPets, type TestApp } from './helpers.js'
+import { buildTestApp, countPets, lockPets, type TestApp } from './helpers.js'
 
 let t: TestApp
 let key: string
@@ -231,11 +231,10 @@ describe('the other rows of the error table', () => {
 
   test('a database locked by another process is 503 unavailable with Retry-After, then recovers', async () => {
     const locked = await buildTestApp({ busyTimeoutMs: 50 })
-    const Sqlite = (await import('better-sqlite3')).default
-    const other = new Sqlite(`${locked.dir}/petstore.sqlite`)
+    let release: (() => Promise<void>) | undefined
     try {
       const lockedKey = await locked.issueKey()
-      other.exec('BEGIN EXCLUSIVE')
+      release = await lockPets(locked)
       const createRex = () =>
         locked.app.inject({
           method: 'POST',
@@ -248,10 +247,11 @@ describe('the other rows of the error table', () => {
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8')
       expect(response.json()).toMatchObject({ code: 'unavailable', status: 503 })
       expect(response.headers['retry-after']).toBe('1')
-      other.exec('ROLLBACK')
+      await release()
+      release = undefined
       expect((await createRex()).statusCode).toBe(201)
     } finally {
-      other.close()
+      await release?.()
       await locked.close()
     }
   })

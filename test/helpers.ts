@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,6 +30,8 @@ export interface TestApp {
   deps: Deps
   clock: FakeClock
   dir: string
+  /** The app's DATABASE_URL, for a second connection as an operator would open. */
+  databaseUrl: string
   /**
    * Issues a key on the app's database and returns it, ready for `Authorization: Bearer`. Without a
    * plan: an Enterprise key whose limits no test reaches, for tests that are not about rate limits.
@@ -45,11 +48,37 @@ export interface TestAppOptions {
   busyTimeoutMs?: number
 }
 
-/** A fresh app on a fresh SQLite file in a temporary folder; close() removes both. */
+/**
+ * Which stores the HTTP suites run on: the embedded SQLite file (`npm test`), or PostgreSQL and Redis
+ * (`npm run test:services` sets PETSTORE_TEST_BACKEND=services and the servers' addresses).
+ */
+export const onServices = process.env.PETSTORE_TEST_BACKEND === 'services'
+
+interface TestStores {
+  env: Record<string, string>
+  drop(): Promise<void>
+}
+
+/** A fresh SQLite file in `dir`, or a fresh PostgreSQL database and a Redis key prefix of its own. */
+async function createStores(dir: string, busyTimeoutMs: number | undefined): Promise<TestStores> {
+  if (!onServices)
+    return { env: { DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}` }, drop: async () => {} }
+  const { createTestDatabase } = await import('./services/postgres-db.js')
+  const database = await createTestDatabase()
+  const redisUrl = new URL(process.env.TEST_REDIS_URL ?? '')
+  redisUrl.searchParams.set('keyPrefix', `${randomBytes(6).toString('hex')}:`)
+  const env: Record<string, string> = { DATABASE_URL: database.url, REDIS_URL: redisUrl.toString() }
+  // PostgreSQL's counterpart of SQLite's busy timeout: a statement held by a lock gives up (then 503).
+  if (busyTimeoutMs !== undefined) env.PETSTORE_DB_STATEMENT_TIMEOUT_MS = String(busyTimeoutMs)
+  return { env, drop: database.drop }
+}
+
+/** A fresh app on fresh stores (SQLite in a temporary folder, or see `onServices`); close() removes them. */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
+  const stores = await createStores(dir, options.busyTimeoutMs)
   const config = loadConfig({
-    DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}`,
+    ...stores.env,
     LOG_LEVEL: options.logDestination ? 'info' : 'silent',
     ...options.env,
   })
@@ -66,6 +95,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     deps,
     clock,
     dir,
+    databaseUrl: options.env?.DATABASE_URL ?? stores.env.DATABASE_URL ?? '',
     issueKey: async (plan = 'enterprise', custom) => {
       const limits = custom ?? (plan === 'enterprise' ? OUT_OF_REACH : {})
       const issued = await deps.apiKeys.issueApiKey({ plan, ...limits })
@@ -75,6 +105,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     close: async () => {
       await app.close()
       await deps.close()
+      await stores.drop()
       rmSync(dir, { recursive: true, force: true })
     },
   }
@@ -87,4 +118,39 @@ export async function countPets(t: Pick<TestApp, 'deps'>): Promise<number> {
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow()
   return Number(row.n)
+}
+
+/**
+ * Runs statements on a second connection to the app's database, as an operator's shell would: the
+ * service learns of them only through the database. Returns the connection's `close`.
+ */
+export async function operatorConnection(
+  t: Pick<TestApp, 'databaseUrl'>,
+): Promise<{ exec(statement: string): Promise<void>; close(): Promise<void> }> {
+  if (t.databaseUrl.startsWith('sqlite:')) {
+    const SQLite = (await import('better-sqlite3')).default
+    const db = new SQLite(t.databaseUrl.slice('sqlite:'.length))
+    return { exec: async (statement) => void db.exec(statement), close: async () => void db.close() }
+  }
+  const pg = (await import('pg')).default
+  const client = new pg.Client({ connectionString: t.databaseUrl })
+  await client.connect()
+  return { exec: async (statement) => void (await client.query(statement)), close: () => client.end() }
+}
+
+/**
+ * Holds a write lock on the pets from another connection until the returned function is called, so
+ * the app's writes wait out its busy (or statement) timeout: SQLite `BEGIN EXCLUSIVE`, PostgreSQL
+ * `LOCK TABLE`.
+ */
+export async function lockPets(t: Pick<TestApp, 'databaseUrl'>): Promise<() => Promise<void>> {
+  const operator = await operatorConnection(t)
+  const sqlite = t.databaseUrl.startsWith('sqlite:')
+  await operator.exec(
+    sqlite ? 'BEGIN EXCLUSIVE' : 'BEGIN; LOCK TABLE pets, idempotency_keys IN ACCESS EXCLUSIVE MODE',
+  )
+  return async () => {
+    await operator.exec('ROLLBACK')
+    await operator.close()
+  }
 }

@@ -2,7 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { GET_PET_SUNSET_AT } from '../src/pets/pets.deprecation.js'
-import { buildTestApp, type TestApp } from './helpers.js'
+import { buildTestApp, lockPets, type TestApp } from './helpers.js'
 
 type Operation = {
   deprecated?: boolean
@@ -112,16 +112,13 @@ async function observedStatuses(): Promise<Record<string, Set<number>>> {
   const broken = await buildTestApp({ busyTimeoutMs: 20 })
   try {
     const brokenAuth = { authorization: `Bearer ${await broken.issueKey()}` }
-    const Sqlite = (await import('better-sqlite3')).default
-    const other = new Sqlite(`${broken.dir}/petstore.sqlite`)
-    other.exec('BEGIN EXCLUSIVE')
+    const release = await lockPets(broken)
     await send(
       'createPet',
       create('{"name":"Rex","categoryId":1}', { ...brokenAuth, 'content-type': 'application/json' }),
       broken.app,
     )
-    other.exec('ROLLBACK')
-    other.close()
+    await release()
     await broken.deps.db.schema.dropTable('idempotency_keys').execute()
     await broken.deps.db.schema.dropTable('pets').execute()
     await send('listPets', { method: 'GET', url: '/v1/pets', headers: brokenAuth }, broken.app)

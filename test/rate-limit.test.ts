@@ -1,9 +1,7 @@
-import { join } from 'node:path'
-import SQLite from 'better-sqlite3'
 import type { InjectOptions } from 'fastify'
 import { afterEach, describe, expect, test } from 'vitest'
 import { GET_PET_SUNSET_AT } from '../src/pets/pets.deprecation.js'
-import { buildTestApp, type TestApp } from './helpers.js'
+import { buildTestApp, operatorConnection, type TestApp } from './helpers.js'
 
 /** 2027-03-10 10:00:30 UTC: 30 s into a minute, 10.5 h into the day. */
 const NOW = Date.UTC(2027, 2, 10, 10, 0, 30)
@@ -125,10 +123,10 @@ describe('plan limits over HTTP', () => {
     const key = await (await start()).issueKey('free')
     await sendMany(60, () => list(key))
     expect((await list(key)).statusCode).toBe(429)
-    // As an operator would: from another connection (a sqlite3 shell), not through the service.
-    const operator = new SQLite(join(t.dir, 'petstore.sqlite'))
-    operator.prepare("UPDATE api_keys SET plan = 'pro' WHERE id = 1").run()
-    operator.close()
+    // As an operator would: from another connection (a database shell), not through the service.
+    const operator = await operatorConnection(t)
+    await operator.exec("UPDATE api_keys SET plan = 'pro' WHERE id = 1")
+    await operator.close()
     const upgraded = await list(key)
     expect(upgraded.statusCode).toBe(200)
     expect(upgraded.headers['x-ratelimit-limit']).toBe('300')
