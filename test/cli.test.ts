@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
@@ -8,11 +7,10 @@ import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.js'
 import { type RunningServer, startServer } from '../src/server.js'
+import { type Run, runCli } from './service-process.js'
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'petstore')
 const KEY_PATTERN = /^ps_live_[A-Za-z0-9_-]{32}$/
 
-type Run = { code: number | null; stdout: string; stderr: string }
 type CreatedKey = { id: number; key: string; plan: string; limits: { perMinute: number; perDay: number } }
 
 let dir: string
@@ -30,19 +28,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** Runs `bin/petstore` as a child process, in the temporary folder (so no stray .env is read). */
+/** Runs `bin/petstore` in the temporary folder (so no stray .env is read) on the test's database. */
 function petstore(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const fullEnv = { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env }
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { cwd: dir, env: fullEnv, timeout: 15_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
-      },
-    )
-  })
+  return runCli(args, { DATABASE_URL: databaseUrl, ...env }, dir)
 }
 
 async function createKey(args: string[], env: Record<string, string> = {}): Promise<CreatedKey> {

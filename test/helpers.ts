@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -63,11 +62,9 @@ interface TestStores {
 async function createStores(dir: string, busyTimeoutMs: number | undefined): Promise<TestStores> {
   if (!onServices)
     return { env: { DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}` }, drop: async () => {} }
-  const { createTestDatabase } = await import('./services/postgres-db.js')
+  const { createTestDatabase, isolatedRedisUrl } = await import('./services/test-stores.js')
   const database = await createTestDatabase()
-  const redisUrl = new URL(process.env.TEST_REDIS_URL ?? '')
-  redisUrl.searchParams.set('keyPrefix', `${randomBytes(6).toString('hex')}:`)
-  const env: Record<string, string> = { DATABASE_URL: database.url, REDIS_URL: redisUrl.toString() }
+  const env: Record<string, string> = { DATABASE_URL: database.url, REDIS_URL: isolatedRedisUrl() }
   // PostgreSQL's counterpart of SQLite's busy timeout: a statement held by a lock gives up (then 503).
   if (busyTimeoutMs !== undefined) env.PETSTORE_DB_STATEMENT_TIMEOUT_MS = String(busyTimeoutMs)
   return { env, drop: database.drop }

@@ -1,24 +1,20 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { request } from 'node:http'
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
+import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-
-const ROOT = join(import.meta.dirname, '..')
-
-type Service = {
-  child: ChildProcess
-  port: number
-  stdout: () => string
-  stderr: () => string
-  /** Resolves with the exit code once the process has exited and its output is fully read. */
-  exited: Promise<number | null>
-}
-type Reply = { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+import {
+  freePort,
+  get,
+  killService,
+  runCli,
+  type Service,
+  spawnService,
+  waitUntilHealthy,
+} from './service-process.js'
 
 let dir: string
 let databaseUrl: string
@@ -30,72 +26,16 @@ beforeEach(() => {
 })
 
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const gone = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGKILL')
-      await gone
-    }
-  }
+  for (const child of children.splice(0)) await killService({ child })
   rmSync(dir, { recursive: true, force: true })
 })
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
+/** The service on the test's database. */
+function startService(env: Record<string, string> = {}): Promise<Service> {
+  return spawnService({ DATABASE_URL: databaseUrl, ...env }).then((service) => {
+    children.push(service.child)
+    return service
   })
-}
-
-/** Spawns `node dist/main.js` with a fresh port and the test's database; nothing else from our env. */
-async function spawnService(env: Record<string, string> = {}): Promise<Service> {
-  const port = await freePort()
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: databaseUrl, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  children.push(child)
-  let stdout = ''
-  let stderr = ''
-  child.stdout?.on('data', (chunk) => {
-    stdout += chunk
-  })
-  child.stderr?.on('data', (chunk) => {
-    stderr += chunk
-  })
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
-  return { child, port, stdout: () => stdout, stderr: () => stderr, exited }
-}
-
-/** One request on its own connection (no keep-alive pool), so closing servers see no idle sockets. */
-function get(port: number, path: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk) => {
-        body += chunk
-      })
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
-
-/** Polls /healthz a bounded number of times; fails as soon as the process exits. */
-async function waitUntilHealthy(service: Service, tries = 100): Promise<void> {
-  for (let attempt = 0; attempt < tries; attempt++) {
-    if (service.child.exitCode !== null) throw new Error(`service exited: ${service.stderr()}`)
-    const reply = await get(service.port, '/healthz').catch(() => undefined)
-    if (reply?.status === 200) return
-    await delay(50)
-  }
-  throw new Error(`service not healthy after ${tries} tries: ${service.stderr()}`)
 }
 
 /** Resolves once a complete JSON log line on stdout matches. */
@@ -114,16 +54,9 @@ function logLine(service: Service, matches: (line: Record<string, unknown>) => b
   })
 }
 
-function issueKey(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const env = { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/petstore'), 'keys', 'create', '--plan', 'free', '--json'],
-      { cwd: dir, env },
-      (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout).key)),
-    )
-  })
+async function issueKey(): Promise<string> {
+  const run = await runCli(['keys', 'create', '--plan', 'free', '--json'], { DATABASE_URL: databaseUrl }, dir)
+  return JSON.parse(run.stdout).key
 }
 
 /** Reads one HTTP/1.1 response from a raw socket: status line, headers, then Content-Length bytes. */
@@ -154,7 +87,7 @@ describe('start-up configuration', () => {
     ['PETSTORE_PUBLIC_URL', 'https://x.example/v2'],
     ['METRICS_PORT', '-1'],
   ])('stops with exit code 1 and one line naming %s when it is %j', async (variable, value) => {
-    const service = await spawnService({ [variable]: value })
+    const service = await startService({ [variable]: value })
     expect(await service.exited).toBe(1)
     const lines = service.stderr().split('\n').filter(Boolean)
     expect(lines).toHaveLength(1)
@@ -168,7 +101,7 @@ describe('start-up configuration', () => {
 
 describe('a good start', () => {
   it('serves /healthz and creates and migrates the SQLite file', async () => {
-    const service = await spawnService({ LOG_LEVEL: 'silent' })
+    const service = await startService({ LOG_LEVEL: 'silent' })
     await waitUntilHealthy(service)
     const health = await get(service.port, '/healthz')
     expect(health.status).toBe(200)
@@ -202,7 +135,7 @@ async function connectAfterShutdown(port: number, tries = 20): Promise<number | 
  * notice, tries a new connection, then sends the rest of the body and reads the response.
  */
 async function postDuringShutdown() {
-  const service = await spawnService({ LOG_LEVEL: 'debug' })
+  const service = await startService({ LOG_LEVEL: 'debug' })
   await waitUntilHealthy(service)
   const key = await issueKey()
   const body = JSON.stringify({ name: 'Rex the draining dog', categoryId: 7, status: 'available' })
@@ -254,7 +187,7 @@ describe('SIGTERM', () => {
 describe('METRICS_PORT', () => {
   it('serves /metrics on its own port and not on the API port', async () => {
     const metricsPort = await freePort()
-    const service = await spawnService({ LOG_LEVEL: 'silent', METRICS_PORT: String(metricsPort) })
+    const service = await startService({ LOG_LEVEL: 'silent', METRICS_PORT: String(metricsPort) })
     await waitUntilHealthy(service)
     const metrics = await get(metricsPort, '/metrics')
     expect(metrics.status).toBe(200)

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { createDeps } from '../../src/deps.js'
 import { buildTestApp, countPets, type TestApp } from '../helpers.js'
-import { createTestDatabase } from './postgres-db.js'
+import { createTestDatabase } from './test-stores.js'
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>
 let t: TestApp

@@ -1,8 +1,22 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 
+/** The servers `npm run test:services` started: a database per test app, a Redis key prefix per app. */
+
 const adminUrl = process.env.TEST_POSTGRES_URL
-if (!adminUrl) throw new Error('TEST_POSTGRES_URL is not set: run these suites with `npm run test:services`')
+const redisUrl = process.env.TEST_REDIS_URL
+if (!adminUrl || !redisUrl) {
+  throw new Error(
+    'TEST_POSTGRES_URL or TEST_REDIS_URL is not set: run these suites with `npm run test:services`',
+  )
+}
+
+/** The test Redis with a key prefix of its own (ioredis reads `keyPrefix` from the URL's query). */
+export function isolatedRedisUrl(): string {
+  const url = new URL(redisUrl ?? '')
+  url.searchParams.set('keyPrefix', `${randomBytes(6).toString('hex')}:`)
+  return url.toString()
+}
 
 /** A fresh database on the test server, and a way to drop it. */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {

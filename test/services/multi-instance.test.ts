@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { killService, runCli, type Service, spawnService, waitUntilHealthy } from '../service-process.js'
+import { createTestDatabase, isolatedRedisUrl } from './test-stores.js'
+
+/** Three processes of the service on three ports, sharing one PostgreSQL database and one Redis. */
+
+type Pet = { id: number; name: string; categoryId: number; status?: string }
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>
+let env: Record<string, string>
+let dir: string
+let instances: Service[] = []
+
+beforeAll(async () => {
+  database = await createTestDatabase()
+  dir = mkdtempSync(join(tmpdir(), 'petstore-instances-'))
+  env = { DATABASE_URL: database.url, REDIS_URL: isolatedRedisUrl(), LOG_LEVEL: 'warn' }
+  instances = await Promise.all([spawnService(env), spawnService(env), spawnService(env)])
+  await Promise.all(instances.map((service) => waitUntilHealthy(service)))
+})
+
+afterAll(async () => {
+  await Promise.all(instances.map(killService))
+  await database?.drop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const base = (i: number) => `http://127.0.0.1:${instances[i % instances.length]?.port}`
+
+async function issueKey(...args: string[]): Promise<{ id: number; key: string }> {
+  const run = await runCli(['keys', 'create', ...args, '--json'], env, dir)
+  expect(run, run.stderr).toMatchObject({ code: 0 })
+  return JSON.parse(run.stdout)
+}
+
+const unlimited = () => issueKey('--plan', 'enterprise', '--per-minute', '1000000', '--per-day', '1000000')
+
+function createPet(i: number, key: string, pet: Omit<Pet, 'id'>, headers: Record<string, string> = {}) {
+  return fetch(`${base(i)}/v1/pets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(pet),
+  })
+}
+
+/** Every pet, page by page of 100, each page asked of the next instance (the cursor is theirs to share). */
+async function walk(key: string): Promise<Pet[]> {
+  const pets: Pet[] = []
+  let query = 'limit=100'
+  for (let page = 0; ; page++) {
+    const response = await fetch(`${base(page)}/v1/pets?${query}`, {
+      headers: { authorization: `Bearer ${key}` },
+    })
+    expect(response.status).toBe(200)
+    pets.push(...((await response.json()) as Pet[]))
+    const next = /<([^>]+)>; rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
+    if (!next) return pets
+    query = new URL(next).search.slice(1)
+  }
+}
+
+describe('three instances behave as one service', () => {
+  test('a Free key hammered across all three gets exactly 60 admitted in the minute', async () => {
+    const { key } = await issueKey('--plan', 'free')
+    const statuses = await Promise.all(
+      Array.from({ length: 240 }, (_, i) =>
+        fetch(`${base(i)}/v1/pets`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => {
+          await r.arrayBuffer()
+          return r.status
+        }),
+      ),
+    )
+    expect(statuses.filter((status) => status === 200)).toHaveLength(60)
+    expect(statuses.filter((status) => status === 429)).toHaveLength(180)
+  })
+
+  test('1,000 concurrent creates spread over the instances give 1,000 distinct ids, each seen once by a walk', async () => {
+    const { key } = await unlimited()
+    const responses = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        createPet(i, key, { name: `spread ${i}`, categoryId: i + 1 }).then(async (r) => ({
+          status: r.status,
+          pet: (await r.json()) as Pet,
+        })),
+      ),
+    )
+    expect(responses.filter((r) => r.status !== 201)).toEqual([])
+    const ids = responses.map((r) => r.pet.id)
+    expect(new Set(ids).size).toBe(1000)
+    const walked = (await walk(key)).filter((pet) => pet.name.startsWith('spread '))
+    expect(walked.map((pet) => pet.id).sort((a, b) => a - b)).toEqual(ids.sort((a, b) => a - b))
+  })
+
+  test('a key revoked through the CLI is refused by every instance on its next request', async () => {
+    const { id, key } = await unlimited()
+    const list = (i: number) =>
+      fetch(`${base(i)}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } })
+    expect((await Promise.all([0, 1, 2].map(list))).map((r) => r.status)).toEqual([200, 200, 200])
+    const run = await runCli(['keys', 'revoke', String(id)], env, dir)
+    expect(run, run.stderr).toMatchObject({ code: 0 })
+    const after = await Promise.all([0, 1, 2].map(list))
+    expect(after.map((r) => r.status)).toEqual([401, 401, 401])
+  })
+
+  test('an Idempotency-Key replayed on the other instances returns the first pet', async () => {
+    const { key } = await unlimited()
+    const pet = { name: 'Replayed Rex', categoryId: 3, status: 'pending' }
+    const headers = { 'idempotency-key': 'order-7f3a' }
+    const first = await createPet(0, key, pet, headers)
+    expect(first.status).toBe(201)
+    const created = await first.json()
+    for (const i of [1, 2]) {
+      const again = await createPet(i, key, pet, headers)
+      expect(again.status).toBe(201)
+      expect(again.headers.get('idempotent-replayed')).toBe('true')
+      expect(await again.json()).toEqual(created)
+    }
+    const other = await createPet(2, key, { ...pet, name: 'Another Rex' }, headers)
+    expect(other.status).toBe(422)
+    expect((await walk(key)).filter((p) => p.name === 'Replayed Rex')).toHaveLength(1)
+  })
+
+  test('SIGKILL of one instance during a write burst loses no pet acknowledged with 201', async () => {
+    const { key } = await unlimited()
+    const victim = await spawnService(env)
+    await waitUntilHealthy(victim).catch(async (error) => {
+      await killService(victim)
+      throw error
+    })
+    const acknowledged: Pet[] = []
+    const sent = new Map<string, Omit<Pet, 'id'>>()
+    let failed = 0
+    const burst = Array.from({ length: 600 }, async (_, i) => {
+      const pet = { name: `burst ${i}`, categoryId: i + 1, status: 'available' }
+      sent.set(pet.name, pet)
+      try {
+        const response = await fetch(`http://127.0.0.1:${victim.port}/v1/pets`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(pet),
+        })
+        if (response.status === 201) acknowledged.push((await response.json()) as Pet)
+        else failed++
+      } catch {
+        failed++ // the connection died with the process: not acknowledged
+      }
+    })
+    while (acknowledged.length < 50) await new Promise((resolve) => setTimeout(resolve, 2))
+    await killService(victim)
+    await Promise.all(burst)
+    expect(failed).toBeGreaterThan(0) // the kill did land mid-burst
+
+    const stored = (await walk(key)).filter((pet) => pet.name.startsWith('burst '))
+    const byId = new Map(stored.map((pet) => [pet.id, pet]))
+    for (const pet of acknowledged) expect(byId.get(pet.id)).toEqual(pet)
+    // Nothing partial: whatever was stored is exactly one of the bodies that were sent.
+    for (const pet of stored)
+      expect({ ...pet, id: undefined }).toEqual({ ...sent.get(pet.name), id: undefined })
+  })
+})
