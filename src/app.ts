@@ -77,6 +77,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
     trustProxy: trustProxyOption(config.trustProxy),
+    // Slow clients (slow-loris) cannot hold a connection: headers and the whole request must arrive in
+    // time, or the connection gets 408 and is closed. Node checks the deadlines at this interval.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+    },
   })
   const sharedSchemas = [...petSchemas, ErrorBody]
   for (const schema of sharedSchemas) app.addSchema(schema)

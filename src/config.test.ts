@@ -13,6 +13,8 @@ describe('loadConfig', () => {
       corsOrigins: [],
       logLevel: 'info',
       metricsPort: undefined,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
     })
     expect(Object.isFrozen(config)).toBe(true)
   })
@@ -80,6 +82,8 @@ describe('loadConfig', () => {
     ['PETSTORE_PRODUCTION_URL', 'https://api.example/'],
     ['REDIS_URL', 'http://cache:6379'],
     ['REDIS_URL', 'not a url'],
+    ['PETSTORE_HEADERS_TIMEOUT_MS', '0'],
+    ['PETSTORE_REQUEST_TIMEOUT_MS', '30s'],
   ])('a bad %s (%s) is one ConfigError line naming the variable', (name, value) => {
     const load = () => loadConfig({ [name]: value })
     expect(load).toThrow(ConfigError)
@@ -97,6 +101,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://db/x', PETSTORE_DB_POOL_SIZE: '0' })).toThrow(
       /^PETSTORE_DB_POOL_SIZE/,
     )
+  })
+
+  test('the headers timeout cannot exceed the request timeout', () => {
+    const env = { PETSTORE_HEADERS_TIMEOUT_MS: '5000', PETSTORE_REQUEST_TIMEOUT_MS: '4000' }
+    expect(() => loadConfig(env)).toThrow(/^PETSTORE_HEADERS_TIMEOUT_MS must not exceed/)
   })
 
   test('METRICS_PORT must differ from PORT', () => {

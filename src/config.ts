@@ -36,6 +36,9 @@ export interface Config {
   readonly banSeconds: number
   /** Which proxies' X-Forwarded-For to believe: none (false), all (true), a hop count or addresses. */
   readonly trustProxy: boolean | number | readonly string[]
+  /** Slow clients: the longest a request's headers, and the whole request, may take to arrive. */
+  readonly headersTimeoutMs: number
+  readonly requestTimeoutMs: number
 }
 
 export class ConfigError extends Error {
@@ -51,6 +54,10 @@ export function loadConfig(env: Env): Config {
   const config = parseVariables(env)
   if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError('METRICS_PORT', 'must differ from PORT', String(config.metricsPort))
+  }
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    const value = String(config.headersTimeoutMs)
+    throw new ConfigError('PETSTORE_HEADERS_TIMEOUT_MS', 'must not exceed PETSTORE_REQUEST_TIMEOUT_MS', value)
   }
   return Object.freeze(config)
 }
@@ -77,6 +84,8 @@ function parseVariables(env: Env): Config {
     banAfter: parseCount(env, 'PETSTORE_BAN_AFTER', '10'),
     banSeconds: parseCount(env, 'PETSTORE_BAN_SECONDS', '900'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY ?? 'false'),
+    headersTimeoutMs: parseCount(env, 'PETSTORE_HEADERS_TIMEOUT_MS', '10000'),
+    requestTimeoutMs: parseCount(env, 'PETSTORE_REQUEST_TIMEOUT_MS', '30000'),
   }
 }
 

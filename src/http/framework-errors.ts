@@ -45,7 +45,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
       `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n` +
-        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+        `X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
     )
   }
   socket.destroy()
