@@ -2,12 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { burstThenKill, expectNothingLost, type Pet } from '../crash-scenario.js'
 import { killService, runCli, type Service, spawnService, waitUntilHealthy } from '../service-process.js'
 import { createTestDatabase, isolatedRedisUrl } from './test-stores.js'
 
 /** Three processes of the service on three ports, sharing one PostgreSQL database and one Redis. */
-
-type Pet = { id: number; name: string; categoryId: number; status?: string }
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>
 let env: Record<string, string>
@@ -130,34 +129,8 @@ describe('three instances behave as one service', () => {
       await killService(victim)
       throw error
     })
-    const acknowledged: Pet[] = []
-    const sent = new Map<string, Omit<Pet, 'id'>>()
-    let failed = 0
-    const burst = Array.from({ length: 600 }, async (_, i) => {
-      const pet = { name: `burst ${i}`, categoryId: i + 1, status: 'available' }
-      sent.set(pet.name, pet)
-      try {
-        const response = await fetch(`http://127.0.0.1:${victim.port}/v1/pets`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify(pet),
-        })
-        if (response.status === 201) acknowledged.push((await response.json()) as Pet)
-        else failed++
-      } catch {
-        failed++ // the connection died with the process: not acknowledged
-      }
-    })
-    while (acknowledged.length < 50) await new Promise((resolve) => setTimeout(resolve, 2))
-    await killService(victim)
-    await Promise.all(burst)
-    expect(failed).toBeGreaterThan(0) // the kill did land mid-burst
-
-    const stored = (await walk(key)).filter((pet) => pet.name.startsWith('burst '))
-    const byId = new Map(stored.map((pet) => [pet.id, pet]))
-    for (const pet of acknowledged) expect(byId.get(pet.id)).toEqual(pet)
-    // Nothing partial: whatever was stored is exactly one of the bodies that were sent.
-    for (const pet of stored)
-      expect({ ...pet, id: undefined }).toEqual({ ...sent.get(pet.name), id: undefined })
+    const burst = await burstThenKill(victim, key, { count: 600, killAfter: 50, label: 'burst' })
+    expect(burst.failed).toBeGreaterThan(0) // the kill did land mid-burst
+    await expectNothingLost(base(0), key, 'burst', burst)
   })
 })
