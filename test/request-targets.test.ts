@@ -1,6 +1,6 @@
-import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { buildTestApp, type TestApp } from './helpers.js'
+import { parseResponse, sendRaw } from './raw-http.js'
 
 let t: TestApp
 let key: string
@@ -15,38 +15,21 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-/**
- * Sends raw bytes and resolves with the whole response text once the server closes. It does not
- * half-close its side: Node's server drops a request still in flight when its client sends FIN.
- */
-function rawRequest(text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(text))
-    let response = ''
-    socket.on('data', (chunk) => {
-      response += String(chunk)
-    })
-    socket.on('close', () => resolve(response))
-    socket.on('error', reject)
-  })
-}
-
-function statusAndBody(response: string) {
-  const [head = '', body = ''] = response.split('\r\n\r\n')
-  return { status: Number(head.split(' ')[1]), head: head.toLowerCase(), body: JSON.parse(body) }
+/** A raw request's first response, with its JSON body parsed. */
+async function exchange(text: string) {
+  const reply = parseResponse(await sendRaw(port, text))
+  return { ...reply, body: JSON.parse(reply.body) }
 }
 
 describe('every spelling of an API path needs a key', () => {
   test.each(['/v1/%70ets', '/v1/pet%73/1', '/v1/pets#x', 'http://shop.example/v1/pets', '/v1/pets%2F1'])(
     'GET %s without a key is 401 with the rate-limit headers',
     async (target) => {
-      const response = statusAndBody(
-        await rawRequest(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
-      )
+      const response = await exchange(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
       expect(response.status).toBe(401)
       expect(response.body).toMatchObject({ code: 'unauthorized', status: 401 })
-      expect(response.head).toContain('x-ratelimit-limit: 60')
-      expect(response.head).toContain('cache-control: no-store')
+      expect(response.headers['x-ratelimit-limit']).toBe('60')
+      expect(response.headers['cache-control']).toBe('no-store')
     },
   )
 
@@ -98,15 +81,15 @@ describe('requests the router or the HTTP parser refuse still get the Error body
   })
 
   test('a request that is not HTTP is 400 invalid_request', async () => {
-    const response = statusAndBody(await rawRequest('FOO /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n'))
+    const response = await exchange('FOO /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n')
     expect(response.status).toBe(400)
     expect(response.body).toMatchObject({ code: 'invalid_request', status: 400 })
-    expect(response.head).toContain('content-type: application/json; charset=utf-8')
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8')
   })
 
   test('headers over the limit are 431 header_too_large', async () => {
-    const response = statusAndBody(
-      await rawRequest(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+    const response = await exchange(
+      `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
     )
     expect(response.status).toBe(431)
     expect(response.body).toMatchObject({ code: 'header_too_large', status: 431 })
