@@ -63,8 +63,8 @@ export async function burstThenKill(
   return burst
 }
 
-/** Every pet whose name starts with `label `, walking all pages of `baseUrl`. */
-export async function storedPets(baseUrl: string, key: string, label: string): Promise<Pet[]> {
+/** Every pet (or those whose name starts with `label `), walking all pages of `baseUrl`. */
+export async function storedPets(baseUrl: string, key: string, label?: string): Promise<Pet[]> {
   const pets: Pet[] = []
   let url: string | undefined = `${baseUrl}/v1/pets?limit=100`
   while (url) {
@@ -74,7 +74,7 @@ export async function storedPets(baseUrl: string, key: string, label: string): P
     const next = /<([^>]+)>; rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
     url = next && `${baseUrl}${new URL(next).pathname}${new URL(next).search}`
   }
-  return pets.filter((pet) => pet.name.startsWith(`${label} `))
+  return label === undefined ? pets : pets.filter((pet) => pet.name.startsWith(`${label} `))
 }
 
 /**

@@ -1,0 +1,91 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { storedPets } from './crash-scenario.js'
+import { type GeneratedRequest, generatedRequest, toBytes } from './hostile/requests.js'
+import { parseResponse, sendRaw } from './raw-http.js'
+import { get, killService, runCli, type Service, spawnService, waitUntilHealthy } from './service-process.js'
+
+/**
+ * Generated hostile input against the real server process: at least 10,000 requests per run. Never a
+ * 5xx; every 4xx is the Error body with a matching status; every 201 echoes what was sent and reads
+ * back unchanged; refused requests store nothing; the process is alive with bounded memory afterwards.
+ */
+
+const RUNS = 10_000
+let dir: string
+let service: Service
+let key: string
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'petstore-hostile-'))
+  const env = {
+    DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}`,
+    LOG_LEVEL: 'warn',
+    TRUST_PROXY: 'true',
+    PETSTORE_HEADERS_TIMEOUT_MS: '2000',
+    PETSTORE_REQUEST_TIMEOUT_MS: '4000',
+  }
+  const args = ['keys', 'create', '--plan', 'enterprise', '--per-minute', '1000000', '--per-day', '1000000']
+  key = JSON.parse((await runCli([...args, '--json'], env, dir)).stdout).key
+  service = await spawnService(env)
+  await waitUntilHealthy(service)
+})
+afterAll(async () => {
+  await killService(service)
+  rmSync(dir, { recursive: true, force: true })
+})
+
+function rssBytes(pid: number): number {
+  const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+  return Number(kib) * 1024
+}
+
+/** What a 201 must hold: exactly the fields sent, and an id. */
+function expectedPet(request: GeneratedRequest, id: number) {
+  const sent = JSON.parse(request.body?.toString('utf8') ?? '{}')
+  return {
+    id,
+    name: sent.name,
+    categoryId: sent.categoryId,
+    ...(sent.status !== undefined && { status: sent.status }),
+  }
+}
+
+test(`${RUNS} generated hostile requests: no 5xx, Error bodies, exact 201s, nothing stored by refusals`, async () => {
+  const created = new Map<number, unknown>()
+  const statuses = new Map<number, number>()
+  let warmRss = 0
+  let sent = 0
+  const property = fc.asyncProperty(generatedRequest(key), async (request) => {
+    const reply = parseResponse(await sendRaw(service.port, toBytes(request)), request.method === 'HEAD')
+    statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1)
+    if (++sent === 1_000) warmRss = rssBytes(service.child.pid ?? 0)
+    expect(reply.status).toBeGreaterThanOrEqual(200)
+    expect(reply.status).toBeLessThan(500)
+    if (reply.status >= 400 && request.method !== 'HEAD') {
+      expect(reply.headers['content-type']).toBe('application/json; charset=utf-8')
+      const error = JSON.parse(reply.body)
+      expect(Object.keys(error).sort()).toEqual(['code', 'message', 'requestId', 'status'])
+      expect(error.status).toBe(reply.status)
+    }
+    if (reply.status === 201) {
+      const pet = JSON.parse(reply.body)
+      expect(pet).toEqual(expectedPet(request, pet.id))
+      created.set(pet.id, pet)
+    }
+  })
+  await fc.assert(property, { numRuns: RUNS })
+
+  // Readable back unchanged, and nothing else stored: refused requests left no pet behind.
+  const stored = await storedPets(`http://127.0.0.1:${service.port}`, key)
+  expect(new Map(stored.map((pet) => [pet.id, pet]))).toEqual(created)
+  expect((await get(service.port, '/healthz')).status).toBe(200)
+  const endRss = rssBytes(service.child.pid ?? 0)
+  expect(endRss).toBeLessThan(warmRss + 64 * 1024 * 1024)
+  console.info(
+    `hostile input: ${sent} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}, ${created.size} pets created, RSS ${Math.round(warmRss / 2 ** 20)} → ${Math.round(endRss / 2 ** 20)} MiB`,
+  )
+}, 300_000)
