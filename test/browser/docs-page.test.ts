@@ -1,0 +1,156 @@
+import { mkdirSync, readFileSync, statSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { type Browser, chromium, type Page, type Request } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers.js'
+
+/**
+ * `npm run test:browser`: /v1/docs in Debian's chromium (installed by scripts/test-browser.sh), driven by
+ * playwright-core against the real app listening on a loopback port.
+ */
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url))
+const SCREENSHOT = `${ARTIFACTS}docs-page.png`
+
+let t: TestApp | undefined
+let browser: Browser | undefined
+let page: Page
+let origin: string
+const requests: Request[] = []
+/** Requests that got their response body or failed. */
+const ended = new Set<Request>()
+const consoleErrors: string[] = []
+const pageErrors: string[] = []
+const failedRequests: string[] = []
+const badResponses: string[] = []
+
+beforeAll(async () => {
+  t = await buildTestApp()
+  origin = await t.app.listen({ port: 0, host: '127.0.0.1' })
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox'],
+  })
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  page.on('request', (request) => requests.push(request))
+  page.on('requestfinished', (request) => ended.add(request))
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text())
+  })
+  page.on('pageerror', (error) => pageErrors.push(error.message))
+  page.on('requestfailed', (request) => {
+    ended.add(request)
+    failedRequests.push(`${request.url()}: ${request.failure()?.errorText}`)
+  })
+  page.on('response', (response) => {
+    if (response.status() >= 400) badResponses.push(`${response.status()} ${response.url()}`)
+  })
+  const response = await page.goto(`${origin}/v1/docs`)
+  expect(response?.status()).toBe(200)
+  // Swagger UI fetches the document and then renders one block per operation.
+  for (const operationId of ['listPets', 'createPet', 'getPet'])
+    await page.waitForSelector(`#operations-pets-${operationId}`, { state: 'visible' })
+  // Whatever the page loads after rendering (validator badge, fonts, icons) counts too.
+  await page.waitForLoadState('networkidle')
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await t?.close()
+})
+
+/** What one operation block shows: method, path, whether it is struck through as deprecated. */
+async function operationBlock(operationId: string) {
+  const block = page.locator(`#operations-pets-${operationId}`)
+  const path = block.locator('.opblock-summary-path, .opblock-summary-path__deprecated')
+  return {
+    visible: await block.isVisible(),
+    method: (await block.locator('.opblock-summary-method').innerText()).trim(),
+    path: await path.getAttribute('data-path'),
+    pathText: (await path.innerText()).replace(/\s+/g, ''),
+    deprecated: await block.evaluate((element) => element.classList.contains('opblock-deprecated')),
+    struckThrough: await path.evaluate((element) => {
+      // Runs in the page (tsconfig has no DOM lib): the style Swagger UI's CSS gives the path.
+      const view = element.ownerDocument.defaultView as unknown as {
+        getComputedStyle(element: unknown): { textDecorationLine: string }
+      }
+      return view.getComputedStyle(element).textDecorationLine
+    }),
+  }
+}
+
+describe('/v1/docs in chromium', () => {
+  test('shows the three operations, and only those', async () => {
+    expect(await page.locator('.opblock').count()).toBe(3)
+    expect(await operationBlock('listPets')).toEqual({
+      visible: true,
+      method: 'GET',
+      path: '/v1/pets',
+      pathText: '/v1/pets',
+      deprecated: false,
+      struckThrough: 'none',
+    })
+    expect(await operationBlock('createPet')).toEqual({
+      visible: true,
+      method: 'POST',
+      path: '/v1/pets',
+      pathText: '/v1/pets',
+      deprecated: false,
+      struckThrough: 'none',
+    })
+  })
+
+  // Before any operation is opened: the page as a visitor first sees it.
+  test('saves a full-page screenshot to test-artifacts/docs-page.png', async () => {
+    mkdirSync(ARTIFACTS, { recursive: true })
+    await page.screenshot({ path: SCREENSHOT, fullPage: true })
+    expect(statSync(SCREENSHOT).size).toBeGreaterThan(0)
+    expect(readFileSync(SCREENSHOT).subarray(1, 4).toString('latin1')).toBe('PNG')
+  })
+
+  test('shows getPet deprecated: struck through, and a warning when opened', async () => {
+    expect(await operationBlock('getPet')).toEqual({
+      visible: true,
+      method: 'GET',
+      path: '/v1/pets/{petId}',
+      pathText: '/v1/pets/{petId}',
+      deprecated: true,
+      struckThrough: 'line-through',
+    })
+    await page.click('#operations-pets-getPet .opblock-summary-control')
+    const body = page.locator('#operations-pets-getPet .opblock-body')
+    await body.waitFor({ state: 'visible' })
+    expect(await body.innerText()).toContain('Warning: Deprecated')
+  })
+
+  // Last, so that it covers everything the tests above made the page do.
+  test('logged no console error, threw nothing, and fetched only from this server', async () => {
+    // Requests under way (none, unless a test above started some) get 5 s to end; any left are listed.
+    await vi
+      .waitFor(() => expect(requests.filter((request) => !ended.has(request))).toEqual([]), {
+        timeout: 5_000,
+        interval: 50,
+      })
+      .catch(() => undefined)
+    // The listener did see the page and the document it renders...
+    const urls = requests.map((request) => request.url())
+    expect(urls).toContain(`${origin}/v1/docs`)
+    expect(urls).toContain(`${origin}/v1/docs/json`)
+    // ...and nothing went wrong or elsewhere (another host or port).
+    expect({
+      consoleErrors,
+      pageErrors,
+      failedRequests,
+      badResponses,
+      unfinished: requests.filter((request) => !ended.has(request)).map((request) => request.url()),
+      otherOrigins: urls.filter((url) => new URL(url).origin !== origin),
+    }).toEqual({
+      consoleErrors: [],
+      pageErrors: [],
+      failedRequests: [],
+      badResponses: [],
+      unfinished: [],
+      otherOrigins: [],
+    })
+  })
+})
