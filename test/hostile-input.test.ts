@@ -43,12 +43,12 @@ function rssBytes(pid: number): number {
   return Number(kib) * 1024
 }
 
-/** What a 201 must hold: exactly the fields sent, and an id. */
+/** What a 201 must hold: the fields sent (the name trimmed, as the contract stores it), and an id. */
 function expectedPet(request: GeneratedRequest, id: number) {
   const sent = JSON.parse(request.body?.toString('utf8') ?? '{}')
   return {
     id,
-    name: sent.name,
+    name: sent.name.trim(),
     categoryId: sent.categoryId,
     ...(sent.status !== undefined && { status: sent.status }),
   }
