@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { storedPets } from './crash-scenario.js'
+import { onServices } from './helpers.js'
 import { type GeneratedRequest, generatedRequest, toBytes } from './hostile/requests.js'
 import { parseResponse, sendRaw } from './raw-http.js'
 import { get, killService, runCli, type Service, spawnService, waitUntilHealthy } from './service-process.js'
@@ -12,6 +13,7 @@ import { get, killService, runCli, type Service, spawnService, waitUntilHealthy 
  * Generated hostile input against the real server process: at least 10,000 requests per run. Never a
  * 5xx; every 4xx is the Error body with a matching status; every 201 echoes what was sent and reads
  * back unchanged; refused requests store nothing; the process is alive with bounded memory afterwards.
+ * `npm test` runs it on SQLite, `npm run test:services` on PostgreSQL and Redis.
  */
 
 const RUNS = 10_000
@@ -22,7 +24,7 @@ let key: string
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'petstore-hostile-'))
   const env = {
-    DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}`,
+    ...(await storesFor(dir)),
     LOG_LEVEL: 'warn',
     TRUST_PROXY: 'true',
     PETSTORE_HEADERS_TIMEOUT_MS: '2000',
@@ -35,8 +37,20 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await killService(service)
+  await dropDatabase?.()
   rmSync(dir, { recursive: true, force: true })
 })
+
+let dropDatabase: (() => Promise<void>) | undefined
+
+/** A SQLite file in `dir`; under `npm run test:services`, a PostgreSQL database and Redis of its own. */
+async function storesFor(dir: string): Promise<Record<string, string>> {
+  if (!onServices) return { DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}` }
+  const { createTestDatabase, isolatedRedisUrl } = await import('./services/test-stores.js')
+  const database = await createTestDatabase()
+  dropDatabase = database.drop
+  return { DATABASE_URL: database.url, REDIS_URL: isolatedRedisUrl() }
+}
 
 function rssBytes(pid: number): number {
   const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
