@@ -1,8 +1,9 @@
 import { type BackoffPolicy, backoffDelay } from './backoff.js'
 import type { RateLimitState } from './rate-limit-state.js'
+import { SharedWait } from './shared-wait.js'
 
 export interface GateOptions {
-  sleep: (ms: number) => Promise<void>
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>
   now: () => number
   backoff: BackoffPolicy
 }
@@ -38,12 +39,16 @@ export class RateLimitGate {
   #window: Window | undefined
   /** The reset of the last window waited out: news of it, or of any earlier one, is stale. */
   #expired = -1
-  #waiting = false
+  /** The reset of the window whose 429 started the current wait. */
+  #waitReset: number | undefined
+  readonly #wait: SharedWait
   #refusals = 0
   #block: { until: number; error: () => Error } | undefined
   readonly #queue: Waiter[] = []
 
-  constructor(private readonly options: GateOptions) {}
+  constructor(private readonly options: GateOptions) {
+    this.#wait = new SharedWait({ sleep: options.sleep, now: options.now, onOver: () => this.#waitOver() })
+  }
 
   /** Resolves when a request may be sent; call exactly one of settle, refuse or block afterwards. */
   async acquire(signal?: AbortSignal): Promise<void> {
@@ -56,6 +61,7 @@ export class RateLimitGate {
     await new Promise<void>((resolve, reject) => {
       const onAbort = () => {
         this.#queue.splice(this.#queue.indexOf(waiter), 1)
+        if (this.#queue.length === 0) this.#wait.desert()
         reject(signal?.reason)
       }
       const waiter: Waiter = {
@@ -71,6 +77,7 @@ export class RateLimitGate {
       }
       signal?.addEventListener('abort', onAbort, { once: true })
       this.#queue.push(waiter)
+      this.#wait.attend()
     })
   }
 
@@ -89,15 +96,10 @@ export class RateLimitGate {
     this.#inflight--
     const reset = state?.reset
     const stale = reset !== undefined && reset <= this.#expired
-    if (!this.#waiting && !stale) {
-      this.#waiting = true
-      const open = () => {
-        this.#waiting = false
-        this.#expired = Math.max(this.#expired, reset ?? this.#window?.reset ?? -1)
-        this.#window = undefined
-        this.#pump()
-      }
-      this.options.sleep(retryAfterMs + backoffDelay(this.#refusals++, this.options.backoff)).then(open, open)
+    if (!this.#wait.pending && !stale) {
+      this.#waitReset = reset
+      this.#wait.begin(retryAfterMs + backoffDelay(this.#refusals++, this.options.backoff))
+      if (this.#queue.length > 0) this.#wait.attend()
     }
     this.#pump()
   }
@@ -106,15 +108,22 @@ export class RateLimitGate {
   block(until: number, error: () => Error): void {
     this.#inflight--
     this.#block = { until, error }
+    this.#wait.desert()
     for (const waiter of this.#queue.splice(0)) waiter.fail(error())
   }
 
   #canSend(): boolean {
-    return !this.#waiting && (this.#inflight === 0 || this.#inflight < (this.#window?.remaining ?? 0))
+    return !this.#wait.pending && (this.#inflight === 0 || this.#inflight < (this.#window?.remaining ?? 0))
   }
 
   #pump(): void {
     while (this.#queue.length > 0 && this.#canSend()) this.#queue.shift()?.grant()
+  }
+
+  #waitOver(): void {
+    this.#expired = Math.max(this.#expired, this.#waitReset ?? this.#window?.reset ?? -1)
+    this.#window = undefined
+    this.#pump()
   }
 
   #throwIfBlocked(): void {

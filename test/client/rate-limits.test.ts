@@ -70,6 +70,32 @@ describe('a Free key driven past 60 requests a minute', () => {
   })
 })
 
+describe('a wait nobody attends', () => {
+  it('keeps no timer while no call waits, and a later call waits what is left of it', async () => {
+    const key = await t.issueKey('enterprise', { perMinute: 1, perDay: 100 })
+    const recorder = recordingFetch()
+    const waits: number[] = []
+    const client = createPetstoreClient({
+      baseUrl: t.baseUrl,
+      apiKey: key,
+      fetch: recorder.fetch,
+      sleep: fakeClockSleep(recorder, waits),
+      random: () => 0.5,
+      now: () => t.clock.now(),
+      maxRetries: 0,
+    })
+    await client.listPets()
+    const refused = await failure(client.listPets())
+    expect(refused).toMatchObject({ code: 'rate_limited', rateLimit: { retryAfter: 60 } })
+    expect(waits).toEqual([])
+
+    t.clock.advance(20_000)
+    expect(await client.listPets()).toEqual({ pets: [] })
+    expect(waits).toEqual([60_000 + 250 - 20_000])
+    expect(recorder.sent).toHaveLength(3)
+  })
+})
+
 describe('when waiting is no use', () => {
   it('stops at key_banned with the ban end, and sends nothing more until it is over', async () => {
     const key = await t.issueKey('enterprise', { perMinute: 1, perDay: 100 })
