@@ -40,17 +40,41 @@ export interface AllPetsOptions extends RequestOptions {
 }
 
 export interface PetstoreClient {
-  /** One page of pets in ascending id order. */
+  /**
+   * One page of pets in ascending id order.
+   *
+   * @example
+   * const first = await client.listPets({ limit: 50, status: 'available' })
+   * if (first.nextCursor) await client.listPets({ limit: 50, status: 'available', cursor: first.nextCursor })
+   */
   listPets(options?: ListPetsOptions): Promise<PetPage>
-  /** Adds a pet; retries never create a second one (see CreatePetOptions.idempotencyKey). */
+  /**
+   * Adds a pet; retries never create a second one (see CreatePetOptions.idempotencyKey).
+   *
+   * @example const rex = await client.createPet({ name: 'Rex', categoryId: 1, status: 'available' })
+   */
   createPet(newPet: NewPet, options?: CreatePetOptions): Promise<Pet>
-  /** @deprecated The service removes getPet on its Sunset date; walk `pets.all({ status })` instead. */
+  /**
+   * One pet by id.
+   *
+   * @deprecated The service removes getPet on its Sunset date; walk `pets.all({ status })` instead.
+   * @example const rex = await client.getPet(1)
+   */
   getPet(id: number, options?: RequestOptions): Promise<Pet>
   pets: {
-    /** Every pet, page after page, following the `Link: rel="next"` of each. */
+    /**
+     * Every pet, page after page: each page's `Link: rel="next"` gives the cursor of the next, which
+     * is asked of this client's baseUrl (so the key never goes to another origin).
+     *
+     * @example for await (const pet of client.pets.all({ status: 'sold' })) console.log(pet.name)
+     */
     all(options?: AllPetsOptions): AsyncIterable<Pet>
   }
-  /** The X-RateLimit-* values of the last response (empty before the first). */
+  /**
+   * The X-RateLimit-* values of the last response (empty before the first).
+   *
+   * @example if (client.rateLimit.remaining === 0) console.log('next window at', client.rateLimit.reset)
+   */
   readonly rateLimit: Readonly<RateLimitState>
 }
 
