@@ -1,11 +1,9 @@
 import { existsSync } from 'node:fs'
-import pino from 'pino'
 import { ConfigError, loadConfig } from '../config.js'
-import { createDeps } from '../deps.js'
 import { AppError } from '../errors.js'
-import { serveUntilSignalled } from '../server.js'
 import { type CliIo, processIo, UsageError } from './io.js'
 import { KEYS_HELP, keysCommands } from './keys.js'
+import { PETS_HELP, runPetsCommand } from './pets.js'
 
 const HELP = `Usage: petstore <command> [options]
 
@@ -13,6 +11,7 @@ Commands:
   serve     Run the HTTP service (PORT, HOST, DATABASE_URL, ... from the environment or .env)
   migrate   Create or upgrade the database schema, then exit
   keys      Issue, list and revoke API keys (petstore keys --help)
+  pets      List, create and fetch pets through the API (PETSTORE_URL, PETSTORE_API_KEY; petstore pets --help)
 
 Every command reads its configuration from environment variables; see the README.`
 
@@ -22,6 +21,7 @@ const COMMAND_HELP: Record<string, string> = {
   migrate:
     'Usage: petstore migrate\n\nBrings the database named by DATABASE_URL to the latest schema version.',
   keys: KEYS_HELP,
+  pets: PETS_HELP,
 }
 
 /** Runs one command line; resolves to the process exit code. */
@@ -42,6 +42,8 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   }
   try {
     if (io === processIo && existsSync('.env')) process.loadEnvFile('.env')
+    // A client of the API: no configuration of the service, no database.
+    if (command === 'pets') return await runPetsCommand(rest, io)
     return await runCommand(command, rest, io)
   } catch (error) {
     return reportFailure(error, io)
@@ -50,10 +52,13 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
 
 async function runCommand(command: string, args: string[], io: CliIo): Promise<number> {
   const config = loadConfig(io.env)
+  // The server's modules load here, not on top: `pets` and `--help` start without them, in a tenth of the time.
   if (command === 'serve') {
+    const { serveUntilSignalled } = await import('../server.js')
     await serveUntilSignalled(config)
     return 0
   }
+  const [{ createDeps }, { default: pino }] = await Promise.all([import('../deps.js'), import('pino')])
   // Logs go to stderr so that stdout holds only the command's output (--json stays parseable).
   const deps = await createDeps(config, { logDestination: pino.destination(2) })
   try {

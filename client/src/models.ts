@@ -1,0 +1,24 @@
+import type { components, operations } from './openapi.js'
+
+/** An animal as the service returns it. `status` is absent when the pet was created without one. */
+export type Pet = components['schemas']['Pet']
+
+/** What createPet sends: `name` and `categoryId` are required, `status` is optional. */
+export type NewPet = components['schemas']['NewPet']
+
+/** `available`, `pending` or `sold`. */
+export type PetStatus = components['schemas']['PetStatus']
+
+/** The body of every error response of the service. */
+export type ErrorBody = components['schemas']['Error']
+
+/** The error codes the service documents in its OpenAPI document. */
+export type ServiceErrorCode = ErrorBody['code']
+
+/** Query parameters of listPets. */
+export type ListPetsQuery = NonNullable<operations['listPets']['parameters']['query']>
+
+/** The JSON bodies of the successful responses, as the OpenAPI document types them. */
+export type ListPetsBody = operations['listPets']['responses'][200]['content']['application/json']
+export type CreatePetBody = operations['createPet']['responses'][201]['content']['application/json']
+export type GetPetBody = operations['getPet']['responses'][200]['content']['application/json']

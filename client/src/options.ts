@@ -1,0 +1,86 @@
+import type { PetstoreWarning } from './deprecation.js'
+import { sleep } from './signals.js'
+
+/**
+ * How to reach the service, and how patient to be with it.
+ *
+ * @example
+ * const client = createPetstoreClient({
+ *   baseUrl: 'https://petstore.example.com/v1',
+ *   apiKey: process.env.PETSTORE_API_KEY ?? '',
+ *   maxRetries: 3,
+ *   timeoutMs: 30_000,
+ * })
+ */
+export interface PetstoreClientOptions {
+  /** The base address, ending in `/v1`: `https://petstore.example.com/v1`. */
+  baseUrl: string
+  /** The API key, sent as `Authorization: Bearer <apiKey>`. */
+  apiKey: string
+  /** Retries of one call after a 429, a network error, a 408, 409 `idempotency_key_in_use` or a 5xx. Default 4. */
+  maxRetries?: number
+  /** The first backoff step in milliseconds; it doubles with each retry. Default 500. */
+  baseDelayMs?: number
+  /** The largest backoff step in milliseconds, added on top of any Retry-After. Default 20,000. */
+  maxDelayMs?: number
+  /**
+   * The longest Retry-After the client waits out, in milliseconds. A longer one (a daily limit spent)
+   * fails the call, and every call until then, without sending. Default 120,000.
+   */
+  maxRetryAfterMs?: number
+  /** Time limit of each call in milliseconds, retries and waits included. Default: none. */
+  timeoutMs?: number
+  /** Receives warnings, such as the use of the deprecated getPet. Default: `console.warn`. */
+  onWarning?: (warning: PetstoreWarning) => void
+  /** The fetch to send requests with. Default: `globalThis.fetch`. */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>
+  /** For tests and advanced use: waits `ms` milliseconds, or rejects when `signal` aborts. Default: timers. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
+  /** For tests and advanced use: a number in [0, 1) for the backoff's jitter. Default: `Math.random`. */
+  random?: () => number
+  /** For tests and advanced use: milliseconds since the epoch. Default: `Date.now`. */
+  now?: () => number
+}
+
+/** Per call: cancel it with `signal`, or bound it with `timeoutMs` (overrides the client's). */
+export interface RequestOptions {
+  signal?: AbortSignal
+  timeoutMs?: number
+}
+
+export interface CreatePetOptions extends RequestOptions {
+  /**
+   * Makes retries safe: the service creates one pet per key and replays it afterwards. Default: a new
+   * `crypto.randomUUID()` per createPet call, reused by its retries.
+   */
+  idempotencyKey?: string
+}
+
+export type ResolvedOptions = Required<Omit<PetstoreClientOptions, 'timeoutMs'>> & { timeoutMs?: number }
+
+function count(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new TypeError(`${name} must be a whole number, 0 or more`)
+  return value
+}
+
+/** The options with their defaults; a TypeError for a base URL, key or number that cannot work. */
+export function resolveOptions(options: PetstoreClientOptions): ResolvedOptions {
+  if (!URL.canParse(options.baseUrl)) throw new TypeError('baseUrl must be an absolute URL ending in /v1')
+  if (!options.apiKey) throw new TypeError('apiKey must be an API key')
+  return {
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    apiKey: options.apiKey,
+    maxRetries: count('maxRetries', options.maxRetries, 4),
+    baseDelayMs: count('baseDelayMs', options.baseDelayMs, 500),
+    maxDelayMs: count('maxDelayMs', options.maxDelayMs, 20_000),
+    maxRetryAfterMs: count('maxRetryAfterMs', options.maxRetryAfterMs, 120_000),
+    timeoutMs: options.timeoutMs === undefined ? undefined : count('timeoutMs', options.timeoutMs, 0),
+    onWarning: options.onWarning ?? ((warning) => console.warn(`petstore: ${warning.message}`)),
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    sleep: options.sleep ?? sleep,
+    random: options.random ?? Math.random,
+    now: options.now ?? Date.now,
+  }
+}

@@ -1,0 +1,154 @@
+import { parseArgs } from 'node:util'
+import {
+  createPetstoreClient,
+  type Pet,
+  type PetStatus,
+  type PetstoreClient,
+  PetstoreError,
+} from '@petstore/client'
+import { type CliIo, formatTable, UsageError } from './io.js'
+
+const DEFAULT_URL = 'http://127.0.0.1:8080/v1'
+const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold']
+
+export const PETS_HELP = `Usage: petstore pets <command>
+
+Calls the API at PETSTORE_URL (default ${DEFAULT_URL}) with the key in PETSTORE_API_KEY, through
+@petstore/client: 429s are waited out, network errors retried. No database is needed.
+
+  pets list [--status available|pending|sold] [--limit N] [--cursor C | --all] [--json]
+      One page of pets in id order, and the command for the next page; --all walks every page.
+      --json prints {"pets": [...], "nextCursor": "..."}.
+  pets create --name NAME --category-id N [--status S] [--idempotency-key K] [--json]
+      Adds a pet. Its retries reuse one Idempotency-Key, so at most one pet is created.
+  pets get ID [--json]
+      Fetches one pet. The service deprecates this: prefer pets list --status.`
+
+type PetsCommand = (client: PetstoreClient, args: string[], io: CliIo) => Promise<void>
+
+const petsCommands: Record<string, PetsCommand> = { list: listPets, create: createPet, get: getPet }
+
+/**
+ * Runs `petstore pets ...`; resolves to the exit code: 1 with the service's code and message when the
+ * API refuses. Usage mistakes throw UsageError (exit 2).
+ */
+export async function runPetsCommand(args: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = args
+  const run = sub === undefined ? undefined : petsCommands[sub]
+  if (!run) throw new UsageError(`pets needs one of: ${Object.keys(petsCommands).join(', ')}`)
+  try {
+    await run(clientFromEnv(io), rest, io)
+    return 0
+  } catch (error) {
+    if (!(error instanceof PetstoreError)) throw error
+    const request = error.requestId ? ` (request ${error.requestId})` : ''
+    io.err(`petstore: ${error.code}: ${error.message}${request}`)
+    return 1
+  }
+}
+
+function clientFromEnv(io: CliIo): PetstoreClient {
+  const baseUrl = io.env.PETSTORE_URL || DEFAULT_URL
+  const apiKey = io.env.PETSTORE_API_KEY
+  if (!apiKey) throw new UsageError('set PETSTORE_API_KEY to an API key (petstore keys create)')
+  if (!/^https?:\/\/.+\/v1\/?$/.test(baseUrl) || !URL.canParse(baseUrl)) {
+    throw new UsageError(`PETSTORE_URL must be an http(s) address ending in /v1, like ${DEFAULT_URL}`)
+  }
+  return createPetstoreClient({
+    baseUrl,
+    apiKey,
+    onWarning: (warning) => io.err(`petstore: warning: ${warning.message}`),
+  })
+}
+
+async function listPets(client: PetstoreClient, args: string[], io: CliIo): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      status: { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
+      all: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  })
+  const status = parseStatus(values.status)
+  const limit = values.limit === undefined ? undefined : parseWholeNumber('--limit', values.limit, 100)
+  if (values.all && values.cursor !== undefined) throw new UsageError('give either --all or --cursor')
+  const page = values.all
+    ? { pets: await collect(client.pets.all({ status, limit })) }
+    : await client.listPets({ status, limit, cursor: values.cursor })
+  if (values.json) {
+    io.out(JSON.stringify(page))
+    return
+  }
+  io.out(page.pets.length === 0 ? 'No pets.' : petTable(page.pets))
+  if ('nextCursor' in page && page.nextCursor !== undefined) {
+    const filters = [
+      limit === undefined ? '' : ` --limit ${limit}`,
+      status === undefined ? '' : ` --status ${status}`,
+    ]
+    io.out(`\nNext page: petstore pets list${filters.join('')} --cursor ${page.nextCursor}`)
+  }
+}
+
+async function createPet(client: PetstoreClient, args: string[], io: CliIo): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      name: { type: 'string' },
+      'category-id': { type: 'string' },
+      status: { type: 'string' },
+      'idempotency-key': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  })
+  if (values.name === undefined) throw new UsageError('pets create needs --name NAME')
+  if (values['category-id'] === undefined) throw new UsageError('pets create needs --category-id N')
+  const categoryId = parseWholeNumber('--category-id', values['category-id'], Number.MAX_SAFE_INTEGER)
+  const status = parseStatus(values.status)
+  const newPet =
+    status === undefined ? { name: values.name, categoryId } : { name: values.name, categoryId, status }
+  const pet = await client.createPet(newPet, { idempotencyKey: values['idempotency-key'] })
+  if (values.json) io.out(JSON.stringify(pet))
+  else
+    io.out(
+      `Created pet ${pet.id}: ${pet.name}, category ${pet.categoryId}${pet.status ? `, ${pet.status}` : ''}.`,
+    )
+}
+
+async function getPet(client: PetstoreClient, args: string[], io: CliIo): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false } },
+  })
+  if (positionals.length !== 1) throw new UsageError('give the id of one pet: petstore pets get ID')
+  const id = parseWholeNumber('ID', positionals[0] ?? '', Number.MAX_SAFE_INTEGER)
+  const pet = await client.getPet(id)
+  io.out(values.json ? JSON.stringify(pet) : petTable([pet]))
+}
+
+function petTable(pets: Pet[]): string {
+  const rows = pets.map((pet) => [String(pet.id), pet.name, String(pet.categoryId), pet.status ?? ''])
+  return formatTable(['ID', 'NAME', 'CATEGORY', 'STATUS'], rows)
+}
+
+async function collect(pets: AsyncIterable<Pet>): Promise<Pet[]> {
+  const all: Pet[] = []
+  for await (const pet of pets) all.push(pet)
+  return all
+}
+
+function parseStatus(text: string | undefined): PetStatus | undefined {
+  if (text === undefined) return undefined
+  const status = STATUSES.find((candidate) => candidate === text)
+  if (!status) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`)
+  return status
+}
+
+function parseWholeNumber(option: string, text: string, max: number): number {
+  const value = /^\d{1,16}$/.test(text) ? Number(text) : 0
+  if (value < 1 || value > max) throw new UsageError(`${option} must be a whole number from 1 to ${max}`)
+  return value
+}

@@ -1,0 +1,48 @@
+import type { AddressInfo } from 'node:net'
+import { buildTestApp, type TestApp, type TestAppOptions } from '../helpers.js'
+
+export interface ServedApp extends TestApp {
+  /** `http://127.0.0.1:<port>/v1`: what a client is given as its base URL. */
+  baseUrl: string
+  port: number
+}
+
+/** The real app on fresh stores (see buildTestApp, with its FakeClock), listening on a free loopback port. */
+export async function serveTestApp(options?: TestAppOptions): Promise<ServedApp> {
+  const t = await buildTestApp(options)
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = t.app.server.address() as AddressInfo
+  return { ...t, port, baseUrl: `http://127.0.0.1:${port}/v1` }
+}
+
+export interface SentRequest {
+  method: string
+  url: string
+  /** Whether the client sent it while one of its rate-limit waits was pending. */
+  duringWait: boolean
+}
+
+export interface Refusal {
+  code: string
+  retryAfterSeconds: number
+}
+
+/**
+ * A fetch that records what the client sends and every 429 it gets back, around the real fetch. The
+ * client's `sleep` sets `waiting` so that a request sent during a wait is seen.
+ */
+export function recordingFetch() {
+  const sent: SentRequest[] = []
+  const refusals: Refusal[] = []
+  const state = { waiting: 0 }
+  const fetch = async (input: string, init: RequestInit): Promise<Response> => {
+    sent.push({ method: init.method ?? 'GET', url: input, duringWait: state.waiting > 0 })
+    const response = await globalThis.fetch(input, init)
+    if (response.status === 429) {
+      const body = (await response.clone().json()) as { code: string }
+      refusals.push({ code: body.code, retryAfterSeconds: Number(response.headers.get('retry-after')) })
+    }
+    return response
+  }
+  return { fetch, sent, refusals, state }
+}
