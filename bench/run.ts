@@ -106,7 +106,7 @@ async function competitorRows(openapi: string): Promise<void> {
   try {
     const headers = { authorization: 'Bearer ps_live_bench' }
     await withServer(startPrism(dir, openapi), (server) =>
-      measure('prism-list', server, { path: '/v1/pets?limit=20', headers }),
+      measure('prism-list', server, { path: '/pets?limit=20', headers }),
     )
   } catch (error) {
     console.log(`prism-list skipped: ${(error as Error).message.split('\n')[0]}`)

@@ -56,9 +56,14 @@ describe('the served OpenAPI document', () => {
       'getPet',
       'listPets',
     ])
-    expect(document.paths['/v1/pets/{petId}']?.get?.deprecated).toBe(true)
-    expect(document.paths['/v1/pets/{petId}']?.get?.['x-stability']).toBe('deprecated')
-    expect(document.paths['/v1/pets']?.get?.deprecated).toBeUndefined()
+    expect(document.paths['/pets/{petId}']?.get?.deprecated).toBe(true)
+    expect(document.paths['/pets/{petId}']?.get?.['x-stability']).toBe('deprecated')
+    expect(document.paths['/pets']?.get?.deprecated).toBeUndefined()
+  })
+
+  test('writes the paths as the spec does, relative to servers that end in /v1', async () => {
+    expect(Object.keys(document.paths).sort()).toEqual(['/pets', '/pets/{petId}'])
+    expect(document.servers?.map((server) => new URL(server.url).pathname)).toEqual(['/v1', '/v1', '/v1'])
   })
 
   test('documents every error code', () => {
@@ -137,9 +142,9 @@ async function observedStatuses(): Promise<Record<string, Set<number>>> {
 test('describes every status the routes actually return, and returns every status it describes', async () => {
   const seen = await observedStatuses()
   const operations = {
-    listPets: document.paths['/v1/pets']?.get,
-    createPet: document.paths['/v1/pets']?.post,
-    getPet: document.paths['/v1/pets/{petId}']?.get,
+    listPets: document.paths['/pets']?.get,
+    createPet: document.paths['/pets']?.post,
+    getPet: document.paths['/pets/{petId}']?.get,
   }
   // Reads never wait for a lock in WAL mode, and idempotent creation commits in one transaction:
   // these documented statuses only occur on a store that can be unreachable or slow to commit.

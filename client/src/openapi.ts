@@ -4,7 +4,7 @@
  */
 
 export interface paths {
-    "/v1/pets": {
+    "/pets": {
         parameters: {
             query?: never;
             header?: never;
@@ -22,7 +22,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/pets/{petId}": {
+    "/pets/{petId}": {
         parameters: {
             query?: never;
             header?: never;

@@ -60,5 +60,16 @@ function documentFor(document: unknown, config: Config, request: FastifyRequest)
     if (server.url !== here.url) servers.push(server)
     else here.description = server.description
   }
-  return { ...(document as Record<string, unknown>), servers }
+  const { paths = {}, ...rest } = document as { paths?: Record<string, unknown> }
+  return { ...rest, servers, paths: relativeToServers(paths) }
+}
+
+/**
+ * The routes live under /v1, and every server's address ends in /v1 (as the spec's base addresses do),
+ * so the document's paths are relative to it, as the spec writes them: `/pets`, `/pets/{petId}`.
+ */
+function relativeToServers(paths: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [path.replace(/^\/v1(?=\/)/, ''), item]),
+  )
 }

@@ -85,16 +85,16 @@ describe('/v1/docs in chromium', () => {
     expect(await operationBlock('listPets')).toEqual({
       visible: true,
       method: 'GET',
-      path: '/v1/pets',
-      pathText: '/v1/pets',
+      path: '/pets',
+      pathText: '/pets',
       deprecated: false,
       struckThrough: 'none',
     })
     expect(await operationBlock('createPet')).toEqual({
       visible: true,
       method: 'POST',
-      path: '/v1/pets',
-      pathText: '/v1/pets',
+      path: '/pets',
+      pathText: '/pets',
       deprecated: false,
       struckThrough: 'none',
     })
@@ -112,8 +112,8 @@ describe('/v1/docs in chromium', () => {
     expect(await operationBlock('getPet')).toEqual({
       visible: true,
       method: 'GET',
-      path: '/v1/pets/{petId}',
-      pathText: '/v1/pets/{petId}',
+      path: '/pets/{petId}',
+      pathText: '/pets/{petId}',
       deprecated: true,
       struckThrough: 'line-through',
     })
@@ -121,6 +121,28 @@ describe('/v1/docs in chromium', () => {
     const body = page.locator('#operations-pets-getPet .opblock-body')
     await body.waitFor({ state: 'visible' })
     expect(await body.innerText()).toContain('Warning: Deprecated')
+  })
+
+  // The servers end in /v1 and the paths are relative to them: "Try it out" must call /v1/pets, once.
+  test('"Try it out" on listPets, authorized with a key, calls this server\'s /v1/pets and shows 200', async () => {
+    const key = await t?.issueKey()
+    await page.click('.scheme-container .btn.authorize')
+    await page.fill('.modal-ux .auth-container input', key ?? '')
+    await page.click('.modal-ux .auth-btn-wrapper .btn.authorize')
+    await page.click('.modal-ux .btn-done')
+    const block = page.locator('#operations-pets-listPets')
+    await block.locator('.opblock-summary-control').click()
+    await block.locator('.try-out__btn').click()
+    const [response] = await Promise.all([
+      page.waitForResponse((candidate) => candidate.url().startsWith(`${origin}/v1/pets`)),
+      block.locator('.execute').click(),
+    ])
+    const called = new URL(response.url())
+    expect(`${called.origin}${called.pathname}`).toBe(`${origin}/v1/pets`)
+    expect(response.status()).toBe(200)
+    await expect
+      .poll(() => block.locator('.live-responses-table tbody .response-col_status').innerText())
+      .toContain('200')
   })
 
   // Last, so that it covers everything the tests above made the page do.
