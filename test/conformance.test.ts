@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { buildTestApp, type TestApp } from './helpers.js'
+import { type ServedApp, serveTestApp } from './helpers.js'
 import { freePort, killService, ROOT } from './service-process.js'
 
 /**
@@ -14,18 +14,16 @@ import { freePort, killService, ROOT } from './service-process.js'
  * logs both; the test counts all three and expects none.
  */
 
-let t: TestApp
+let t: ServedApp
 let dir: string
 let prism: ChildProcess
 let prismLog = ''
 let proxy: string
 
 beforeAll(async () => {
-  t = await buildTestApp()
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  const origin = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`
+  t = await serveTestApp()
   // The proxy stands in for the base address (ending in /v1): the scenario's paths are the spec's.
-  const upstream = `${origin}/v1`
+  const upstream = t.baseUrl
   dir = mkdtempSync(join(tmpdir(), 'petstore-prism-'))
   const spec = join(dir, 'openapi.json')
   writeFileSync(spec, await (await fetch(`${upstream}/openapi.json`)).text())

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
@@ -106,6 +107,22 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+export interface ServedApp extends TestApp {
+  /** `http://127.0.0.1:<port>`, and `${origin}/v1`: what a client is given as its base URL. */
+  origin: string
+  baseUrl: string
+  port: number
+}
+
+/** buildTestApp, listening on a free loopback port: for real HTTP clients, raw sockets and browsers. */
+export async function serveTestApp(options?: TestAppOptions): Promise<ServedApp> {
+  const t = await buildTestApp(options)
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = t.app.server.address() as AddressInfo
+  const origin = `http://127.0.0.1:${port}`
+  return { ...t, origin, port, baseUrl: `${origin}/v1` }
 }
 
 /** How many pets the app's database holds: bad requests must leave it unchanged. */

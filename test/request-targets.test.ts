@@ -1,23 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildTestApp, type TestApp } from './helpers.js'
+import { type ServedApp, serveTestApp } from './helpers.js'
 import { parseResponse, sendRaw } from './raw-http.js'
 
-let t: TestApp
+let t: ServedApp
 let key: string
-let port: number
 beforeAll(async () => {
-  t = await buildTestApp()
+  t = await serveTestApp()
   key = await t.issueKey()
   await t.deps.pets.createPet({ apiKeyId: 1, newPet: { name: 'Secret Rex', categoryId: 1 } })
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  const address = t.app.server.address()
-  port = typeof address === 'object' && address ? address.port : 0
 })
 afterAll(() => t.close())
 
 /** A raw request's first response, with its JSON body parsed. */
 async function exchange(text: string) {
-  const reply = parseResponse(await sendRaw(port, text))
+  const reply = parseResponse(await sendRaw(t.port, text))
   return { ...reply, body: JSON.parse(reply.body) }
 }
 

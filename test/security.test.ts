@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildTestApp, operatorConnection, type TestApp } from './helpers.js'
+import { operatorConnection, type ServedApp, serveTestApp } from './helpers.js'
 import { parseResponse, sendRaw } from './raw-http.js'
 
 /**
@@ -9,17 +9,14 @@ import { parseResponse, sendRaw } from './raw-http.js'
  * (hostile-input.test.ts). `npm audit` on production dependencies runs in .ci/run.
  */
 
-let t: TestApp
-let port: number
+let t: ServedApp
 beforeAll(async () => {
-  t = await buildTestApp({ env: { PETSTORE_HEADERS_TIMEOUT_MS: '300', PETSTORE_REQUEST_TIMEOUT_MS: '600' } })
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  port = (t.app.server.address() as { port: number }).port
+  t = await serveTestApp({ env: { PETSTORE_HEADERS_TIMEOUT_MS: '300', PETSTORE_REQUEST_TIMEOUT_MS: '600' } })
 })
 afterAll(() => t.close())
 
 async function exchange(...chunks: string[]) {
-  const reply = parseResponse(await sendRaw(port, ...chunks))
+  const reply = parseResponse(await sendRaw(t.port, ...chunks))
   return { ...reply, body: JSON.parse(reply.body) }
 }
 

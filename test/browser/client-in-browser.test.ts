@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { buildTestApp, type TestApp } from '../helpers.js'
+import { type ServedApp, serveTestApp } from '../helpers.js'
 import { ROOT } from '../service-process.js'
+import { launchChromium } from './chromium.js'
 
 /**
  * @petstore/client as a browser loads it: its built ES modules (client/dist, what the package exports)
@@ -12,30 +13,24 @@ import { ROOT } from '../service-process.js'
  */
 
 const DIST = join(ROOT, 'client', 'dist')
-let t: TestApp
+let t: ServedApp
 let browser: Browser
 let page: Page
-let origin: string
 const pageErrors: string[] = []
 
 beforeAll(async () => {
-  t = await buildTestApp()
-  origin = await t.app.listen({ port: 0, host: '127.0.0.1' })
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox'],
-  })
+  t = await serveTestApp()
+  browser = await launchChromium()
   page = await browser.newPage()
   page.on('pageerror', (error) => pageErrors.push(error.message))
   // The built package under /client/ on the page's origin, as a bundler or a static server would serve it.
-  await page.route(`${origin}/client/*.js`, (route) =>
+  await page.route(`${t.origin}/client/*.js`, (route) =>
     route.fulfill({
       contentType: 'text/javascript',
       body: readFileSync(join(DIST, basename(new URL(route.request().url()).pathname)), 'utf8'),
     }),
   )
-  await page.goto(`${origin}/v1/docs`)
+  await page.goto(`${t.origin}/v1/docs`)
 })
 
 afterAll(async () => {
@@ -48,7 +43,7 @@ test('the built client runs in chromium: creates a pet, lists it, and throws a t
   // A script of the page's own (a string: the test runner would rewrite a function's import()).
   const outcome = (await page.evaluate(`(async () => {
     const { createPetstoreClient, PetstoreError } = await import('/client/index.js')
-    const options = ${JSON.stringify({ baseUrl: `${origin}/v1`, apiKey })}
+    const options = ${JSON.stringify({ baseUrl: t.baseUrl, apiKey })}
     const client = createPetstoreClient(options)
     const created = await client.createPet({ name: 'Browser Rex', categoryId: 7, status: 'available' })
     const page = await client.listPets({ limit: 5 })

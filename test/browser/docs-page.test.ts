@@ -1,8 +1,9 @@
 import { mkdirSync, readFileSync, statSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { type Browser, chromium, type Page, type Request } from 'playwright-core'
+import type { Browser, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
-import { buildTestApp, type TestApp } from '../helpers.js'
+import { type ServedApp, serveTestApp } from '../helpers.js'
+import { launchChromium } from './chromium.js'
 
 /**
  * `npm run test:browser`: /v1/docs in Debian's chromium (installed by scripts/test-browser.sh), driven by
@@ -11,7 +12,7 @@ import { buildTestApp, type TestApp } from '../helpers.js'
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url))
 const SCREENSHOT = `${ARTIFACTS}docs-page.png`
 
-let t: TestApp | undefined
+let t: ServedApp | undefined
 let browser: Browser | undefined
 let page: Page
 let origin: string
@@ -24,13 +25,9 @@ const failedRequests: string[] = []
 const badResponses: string[] = []
 
 beforeAll(async () => {
-  t = await buildTestApp()
-  origin = await t.app.listen({ port: 0, host: '127.0.0.1' })
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox'],
-  })
+  t = await serveTestApp()
+  origin = t.origin
+  browser = await launchChromium()
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
   page.on('request', (request) => requests.push(request))
   page.on('requestfinished', (request) => ended.add(request))

@@ -1,19 +1,4 @@
-import type { AddressInfo } from 'node:net'
-import { buildTestApp, type TestApp, type TestAppOptions } from '../helpers.js'
-
-export interface ServedApp extends TestApp {
-  /** `http://127.0.0.1:<port>/v1`: what a client is given as its base URL. */
-  baseUrl: string
-  port: number
-}
-
-/** The real app on fresh stores (see buildTestApp, with its FakeClock), listening on a free loopback port. */
-export async function serveTestApp(options?: TestAppOptions): Promise<ServedApp> {
-  const t = await buildTestApp(options)
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = t.app.server.address() as AddressInfo
-  return { ...t, port, baseUrl: `http://127.0.0.1:${port}/v1` }
-}
+export { type ServedApp, serveTestApp } from '../helpers.js'
 
 export interface SentRequest {
   method: string
