@@ -1,13 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  createPetstoreClient,
-  type PetstoreClient,
-  PetstoreError,
-  type PetstoreWarning,
-} from '../../client/src/index.js'
+import { createPetstoreClient, type PetstoreClient, type PetstoreWarning } from '../../client/src/index.js'
 import { countPets } from '../helpers.js'
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js'
-import { recordingFetch, type ServedApp, serveTestApp } from './served-app.js'
+import { failure, recordingFetch, type ServedApp, serveTestApp } from './served-app.js'
 
 let t: ServedApp
 let key: string
@@ -26,15 +21,6 @@ function clientFor(
   more: Partial<Parameters<typeof createPetstoreClient>[0]> = {},
 ): PetstoreClient {
   return createPetstoreClient({ baseUrl: t.baseUrl, apiKey, sleep: async () => {}, ...more })
-}
-
-async function failure(promise: Promise<unknown>): Promise<PetstoreError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  )
-  expect(error).toBeInstanceOf(PetstoreError)
-  return error as PetstoreError
 }
 
 describe('typed results', () => {

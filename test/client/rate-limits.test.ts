@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createPetstoreClient, PetstoreError } from '../../client/src/index.js'
+import { createPetstoreClient, type PetstoreClientOptions } from '../../client/src/index.js'
 import { countPets } from '../helpers.js'
-import { recordingFetch, type ServedApp, serveTestApp } from './served-app.js'
+import { failure, recordingFetch, type ServedApp, serveTestApp } from './served-app.js'
 
 let t: ServedApp
 
@@ -28,27 +28,25 @@ function fakeClockSleep(recorder: ReturnType<typeof recordingFetch>, waits: numb
   }
 }
 
-async function failure(promise: Promise<unknown>): Promise<PetstoreError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  )
-  expect(error).toBeInstanceOf(PetstoreError)
-  return error as PetstoreError
+/** A client of the test's key that records what it sends and waits on the service's fake clock. */
+function observedClient(apiKey: string, more: Partial<PetstoreClientOptions> = {}) {
+  const recorder = recordingFetch()
+  const waits: number[] = []
+  const client = createPetstoreClient({
+    baseUrl: t.baseUrl,
+    apiKey,
+    fetch: recorder.fetch,
+    sleep: fakeClockSleep(recorder, waits),
+    now: () => t.clock.now(),
+    ...more,
+  })
+  return { client, recorder, waits }
 }
 
 describe('a Free key driven past 60 requests a minute', () => {
   it('answers all 150 calls without a ban, waiting out each Retry-After before anyone sends again', async () => {
     const key = await t.issueKey('free')
-    const recorder = recordingFetch()
-    const waits: number[] = []
-    const client = createPetstoreClient({
-      baseUrl: t.baseUrl,
-      apiKey: key,
-      fetch: recorder.fetch,
-      sleep: fakeClockSleep(recorder, waits),
-      random: () => 0.5,
-    })
+    const { client, recorder, waits } = observedClient(key, { random: () => 0.5 })
     const calls = Array.from({ length: 150 }, (_, i) =>
       i % 3 === 0 ? client.createPet({ name: `Pet ${i}`, categoryId: 1 }) : client.listPets({ limit: 1 }),
     )
@@ -73,17 +71,7 @@ describe('a Free key driven past 60 requests a minute', () => {
 describe('a wait nobody attends', () => {
   it('keeps no timer while no call waits, and a later call waits what is left of it', async () => {
     const key = await t.issueKey('enterprise', { perMinute: 1, perDay: 100 })
-    const recorder = recordingFetch()
-    const waits: number[] = []
-    const client = createPetstoreClient({
-      baseUrl: t.baseUrl,
-      apiKey: key,
-      fetch: recorder.fetch,
-      sleep: fakeClockSleep(recorder, waits),
-      random: () => 0.5,
-      now: () => t.clock.now(),
-      maxRetries: 0,
-    })
+    const { client, recorder, waits } = observedClient(key, { random: () => 0.5, maxRetries: 0 })
     await client.listPets()
     const refused = await failure(client.listPets())
     expect(refused).toMatchObject({ code: 'rate_limited', rateLimit: { retryAfter: 60 } })
@@ -102,13 +90,7 @@ describe('when waiting is no use', () => {
     const auth = { authorization: `Bearer ${key}` }
     // Another program with the same key: one admitted request, then ten refused ones.
     for (let i = 0; i < 11; i++) await fetch(`${t.baseUrl}/pets`, { headers: auth })
-    const recorder = recordingFetch()
-    const client = createPetstoreClient({
-      baseUrl: t.baseUrl,
-      apiKey: key,
-      fetch: recorder.fetch,
-      now: () => t.clock.now(),
-    })
+    const { client, recorder } = observedClient(key)
     const banned = await failure(client.listPets())
     const banEnd = t.clock.now() + 900_000
     expect(banned).toMatchObject({ status: 429, code: 'key_banned', requestId: expect.any(String) })
@@ -137,15 +119,7 @@ describe('when waiting is no use', () => {
 
   it('fails at once when Retry-After is longer than maxRetryAfterMs, and holds every call until then', async () => {
     const key = await t.issueKey('enterprise', { perMinute: 100, perDay: 1 })
-    const recorder = recordingFetch()
-    const waits: number[] = []
-    const client = createPetstoreClient({
-      baseUrl: t.baseUrl,
-      apiKey: key,
-      fetch: recorder.fetch,
-      sleep: fakeClockSleep(recorder, waits),
-      now: () => t.clock.now(),
-    })
+    const { client, recorder, waits } = observedClient(key)
     await client.listPets()
     const spent = await failure(client.listPets())
     const midnight = Date.UTC(2027, 0, 2)

@@ -1,3 +1,6 @@
+import { expect } from 'vitest'
+import { PetstoreError } from '../../client/src/index.js'
+
 export { type ServedApp, serveTestApp } from '../helpers.js'
 
 export interface SentRequest {
@@ -30,4 +33,14 @@ export function recordingFetch() {
     return response
   }
   return { fetch, sent, refusals, state }
+}
+
+/** The PetstoreError a call rejects with (and fails the test if it resolves or throws anything else). */
+export async function failure(promise: Promise<unknown>): Promise<PetstoreError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  )
+  expect(error).toBeInstanceOf(PetstoreError)
+  return error as PetstoreError
 }
