@@ -3,14 +3,14 @@ import { defineConfig } from 'vitest/config'
 /**
  * `npm run test:services` (which starts the servers and sets TEST_REDIS_URL and TEST_POSTGRES_URL):
  * the suites that need real servers, and the HTTP suites of `npm test` again, this time on PostgreSQL
- * and Redis. cli, process and crash test the SQLite file and the bare process; the multi-instance and
- * PostgreSQL crash suites run the process and the CLI on PostgreSQL.
+ * and Redis. cli and process test the SQLite file and the bare process; the multi-instance suite runs
+ * the process and the CLI on PostgreSQL.
  */
 export default defineConfig({
   test: {
     include: ['test/services/**/*.test.ts', 'test/*.test.ts'],
-    // On PostgreSQL these are covered by multi-instance.test.ts and postgres-crash.test.ts.
-    exclude: ['test/cli.test.ts', 'test/process.test.ts', 'test/crash.test.ts', 'node_modules/**'],
+    // The CLI and the bare process on PostgreSQL: multi-instance.test.ts.
+    exclude: ['test/cli.test.ts', 'test/process.test.ts', 'node_modules/**'],
     env: { PETSTORE_TEST_BACKEND: 'services' },
     testTimeout: 60_000,
     hookTimeout: 30_000,

@@ -54,13 +54,16 @@ export interface TestAppOptions {
  */
 export const onServices = process.env.PETSTORE_TEST_BACKEND === 'services'
 
-interface TestStores {
+export interface TestStores {
   env: Record<string, string>
   drop(): Promise<void>
 }
 
-/** A fresh SQLite file in `dir`, or a fresh PostgreSQL database and a Redis key prefix of its own. */
-async function createStores(dir: string, busyTimeoutMs: number | undefined): Promise<TestStores> {
+/**
+ * A fresh SQLite file in `dir`, or (see `onServices`) a fresh PostgreSQL database and a Redis key prefix
+ * of its own: the environment for an app or a service process, and how to drop what it made.
+ */
+export async function createTestStores(dir: string, busyTimeoutMs?: number): Promise<TestStores> {
   if (!onServices)
     return { env: { DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}` }, drop: async () => {} }
   const { createTestDatabase, isolatedRedisUrl } = await import('./services/test-stores.js')
@@ -74,7 +77,7 @@ async function createStores(dir: string, busyTimeoutMs: number | undefined): Pro
 /** A fresh app on fresh stores (SQLite in a temporary folder, or see `onServices`); close() removes them. */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
-  const stores = await createStores(dir, options.busyTimeoutMs)
+  const stores = await createTestStores(dir, options.busyTimeoutMs)
   const config = loadConfig({
     ...stores.env,
     LOG_LEVEL: options.logDestination ? 'info' : 'silent',

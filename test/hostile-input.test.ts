@@ -4,10 +4,17 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { storedPets } from './crash-scenario.js'
-import { onServices } from './helpers.js'
+import { createTestStores, type TestStores } from './helpers.js'
 import { type GeneratedRequest, generatedRequest, toBytes } from './hostile/requests.js'
 import { parseResponse, sendRaw } from './raw-http.js'
-import { get, killService, runCli, type Service, spawnService, waitUntilHealthy } from './service-process.js'
+import {
+  get,
+  issueUnlimitedKey,
+  killService,
+  type Service,
+  spawnService,
+  waitUntilHealthy,
+} from './service-process.js'
 
 /**
  * Generated hostile input against the real server process: at least 10,000 requests per run. Never a
@@ -20,37 +27,27 @@ const RUNS = 10_000
 let dir: string
 let service: Service
 let key: string
+let stores: TestStores
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'petstore-hostile-'))
+  stores = await createTestStores(dir)
   const env = {
-    ...(await storesFor(dir)),
+    ...stores.env,
     LOG_LEVEL: 'warn',
     TRUST_PROXY: 'true',
     PETSTORE_HEADERS_TIMEOUT_MS: '2000',
     PETSTORE_REQUEST_TIMEOUT_MS: '4000',
   }
-  const args = ['keys', 'create', '--plan', 'enterprise', '--per-minute', '1000000', '--per-day', '1000000']
-  key = JSON.parse((await runCli([...args, '--json'], env, dir)).stdout).key
+  key = (await issueUnlimitedKey(env, dir)).key
   service = await spawnService(env)
   await waitUntilHealthy(service)
 })
 afterAll(async () => {
   await killService(service)
-  await dropDatabase?.()
+  await stores?.drop()
   rmSync(dir, { recursive: true, force: true })
 })
-
-let dropDatabase: (() => Promise<void>) | undefined
-
-/** A SQLite file in `dir`; under `npm run test:services`, a PostgreSQL database and Redis of its own. */
-async function storesFor(dir: string): Promise<Record<string, string>> {
-  if (!onServices) return { DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}` }
-  const { createTestDatabase, isolatedRedisUrl } = await import('./services/test-stores.js')
-  const database = await createTestDatabase()
-  dropDatabase = database.drop
-  return { DATABASE_URL: database.url, REDIS_URL: isolatedRedisUrl() }
-}
 
 function rssBytes(pid: number): number {
   const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]

@@ -85,6 +85,14 @@ export async function waitUntilHealthy(service: Service, tries = 200): Promise<v
   throw new Error(`service not healthy after ${tries} tries: ${service.stderr()}`)
 }
 
+/** Issues, with the CLI, an Enterprise key no test reaches the limits of; returns its id and key. */
+export async function issueUnlimitedKey(env: Record<string, string>, cwd: string) {
+  const limits = ['--per-minute', '1000000', '--per-day', '1000000']
+  const run = await runCli(['keys', 'create', '--plan', 'enterprise', ...limits, '--json'], env, cwd)
+  if (run.code !== 0) throw new Error(`keys create failed: ${run.stderr}`)
+  return JSON.parse(run.stdout) as { id: number; key: string }
+}
+
 /** Runs `bin/petstore` as a child process with exactly `env` (and PATH), in `cwd`. */
 export function runCli(args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
   const fullEnv = { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env }

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { burstThenKill, expectNothingLost, type Pet } from '../crash-scenario.js'
-import { killService, runCli, type Service, spawnService, waitUntilHealthy } from '../service-process.js'
+import {
+  issueUnlimitedKey,
+  killService,
+  runCli,
+  type Service,
+  spawnService,
+  waitUntilHealthy,
+} from '../service-process.js'
 import { createTestDatabase, isolatedRedisUrl } from './test-stores.js'
 
 /** Three processes of the service on three ports, sharing one PostgreSQL database and one Redis. */
@@ -35,7 +42,7 @@ async function issueKey(...args: string[]): Promise<{ id: number; key: string }>
   return JSON.parse(run.stdout)
 }
 
-const unlimited = () => issueKey('--plan', 'enterprise', '--per-minute', '1000000', '--per-day', '1000000')
+const unlimited = () => issueUnlimitedKey(env, dir)
 
 function createPet(i: number, key: string, pet: Omit<Pet, 'id'>, headers: Record<string, string> = {}) {
   return fetch(`${base(i)}/v1/pets`, {
