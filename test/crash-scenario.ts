@@ -63,16 +63,26 @@ export async function burstThenKill(
   return burst
 }
 
-/** Every pet (or those whose name starts with `label `), walking all pages of `baseUrl`. */
-export async function storedPets(baseUrl: string, key: string, label?: string): Promise<Pet[]> {
+/**
+ * Every pet (or those whose name starts with `label `), walking all pages by their `Link rel="next"`.
+ * `baseUrl` may name another server per page: a cursor from one instance is good on any.
+ */
+export async function storedPets(
+  baseUrl: string | ((page: number) => string),
+  key: string,
+  label?: string,
+): Promise<Pet[]> {
+  const base = typeof baseUrl === 'string' ? () => baseUrl : baseUrl
   const pets: Pet[] = []
-  let url: string | undefined = `${baseUrl}/v1/pets?limit=100`
-  while (url) {
-    const response: Response = await fetch(url, { headers: { authorization: `Bearer ${key}` } })
+  let query: string | undefined = '?limit=100'
+  for (let page = 0; query !== undefined; page++) {
+    const response: Response = await fetch(`${base(page)}/v1/pets${query}`, {
+      headers: { authorization: `Bearer ${key}` },
+    })
     expect(response.status).toBe(200)
     pets.push(...((await response.json()) as Pet[]))
     const next = /<([^>]+)>; rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
-    url = next && `${baseUrl}${new URL(next).pathname}${new URL(next).search}`
+    query = next && new URL(next).search
   }
   return label === undefined ? pets : pets.filter((pet) => pet.name.startsWith(`${label} `))
 }

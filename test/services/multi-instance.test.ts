@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { burstThenKill, expectNothingLost, type Pet } from '../crash-scenario.js'
+import { burstThenKill, expectNothingLost, type Pet, storedPets } from '../crash-scenario.js'
 import {
   issueUnlimitedKey,
   killService,
@@ -52,21 +52,8 @@ function createPet(i: number, key: string, pet: Omit<Pet, 'id'>, headers: Record
   })
 }
 
-/** Every pet, page by page of 100, each page asked of the next instance (the cursor is theirs to share). */
-async function walk(key: string): Promise<Pet[]> {
-  const pets: Pet[] = []
-  let query = 'limit=100'
-  for (let page = 0; ; page++) {
-    const response = await fetch(`${base(page)}/v1/pets?${query}`, {
-      headers: { authorization: `Bearer ${key}` },
-    })
-    expect(response.status).toBe(200)
-    pets.push(...((await response.json()) as Pet[]))
-    const next = /<([^>]+)>; rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
-    if (!next) return pets
-    query = new URL(next).search.slice(1)
-  }
-}
+/** Every pet, each page asked of the next instance (the cursor is theirs to share). */
+const walk = (key: string) => storedPets(base, key)
 
 describe('three instances behave as one service', () => {
   test('a Free key hammered across all three gets exactly 60 admitted in the minute', async () => {
