@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
@@ -8,6 +7,7 @@ import { createApiKeyService } from '../src/api-keys/api-keys.service.js'
 import { systemClock } from '../src/clock.js'
 import type { Database } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { rssMB } from './rss.js'
 
 const STATUSES = ['available', 'pending', 'sold', null] as const
 
@@ -111,14 +111,6 @@ export function startService(databasePath: string, env: NodeJS.ProcessEnv = {}):
     HOST: '127.0.0.1',
     ...env,
   })
-}
-
-export function rssMB(pid: number): number {
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
-  } catch {
-    return 0
-  }
 }
 
 export interface LoadResult {

@@ -12,3 +12,12 @@ export function rssSample(pid: number): RssSample {
   const mb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024
   return { total: mb('VmRSS'), anonymous: mb('RssAnon') }
 }
+
+/** The whole RSS in MB; 0 once the process is gone. */
+export function rssMB(pid: number): number {
+  try {
+    return rssSample(pid).total
+  } catch {
+    return 0
+  }
+}
