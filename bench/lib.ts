@@ -2,30 +2,29 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import autocannon from 'autocannon'
 import SQLite from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
 import { createApiKeyService } from '../src/api-keys/api-keys.service.js'
 import { systemClock } from '../src/clock.js'
-import type { Database } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { openSqlite } from '../src/db/sqlite.js'
 import { rssMB } from './rss.js'
 
 const STATUSES = ['available', 'pending', 'sold', null] as const
 
 /** Creates the schema and `count` pets in one transaction, and an Enterprise key out of reach. */
 export async function seedDatabase(path: string, count: number): Promise<string> {
+  const handle = openSqlite(path)
+  await migrateToLatest(handle.db)
   const sqlite = new SQLite(path)
-  sqlite.pragma('journal_mode = WAL')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
-  await migrateToLatest(db)
   const insert = sqlite.prepare(
     'INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)',
   )
   sqlite.transaction(() => {
     for (let i = 1; i <= count; i++) insert.run(`Pet ${i}`, (i % 50) + 1, STATUSES[i % 4], i)
   })()
-  const keys = createApiKeyService({ db, clock: systemClock, env: 'production' })
+  sqlite.close()
+  const keys = createApiKeyService({ handle, clock: systemClock, env: 'production' })
   const { key } = await keys.issueApiKey({ plan: 'enterprise', perMinute: 1e9, perDay: 1e9 })
-  await db.destroy()
+  await handle.close()
   return key
 }
 

@@ -1,6 +1,7 @@
 /**
- * `npm run bench [-- --duration S --connections N --quick --write]`: the ceiling, Petstore's rows,
- * json-server and Prism, and the scale rows, each server alone, with the same connections and duration.
+ * `npm run bench [-- --duration S --connections N --quick --write]`: the ceiling, the naive sketch,
+ * Petstore's rows, json-server and Prism, and the scale rows, each server alone, with the same
+ * connections and duration.
  * A full run writes bench/RESULTS.md and bench/results.json; --quick (about a minute) only prints,
  * unless --write is given too.
  */
@@ -10,7 +11,14 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type autocannon from 'autocannon'
 import { startJsonServer, startPrism } from './competitors.js'
-import { runLoad, type ServerProcess, seedDatabase, startService, startTsScript } from './lib.js'
+import {
+  type LoadResult,
+  runLoad,
+  type ServerProcess,
+  seedDatabase,
+  startService,
+  startTsScript,
+} from './lib.js'
 import { machine, markdown, type Row } from './report.js'
 
 const { values } = parseArgs({
@@ -33,7 +41,10 @@ type Request = Pick<autocannon.Options, 'method' | 'headers' | 'body' | 'request
 async function measure(name: string, server: ServerProcess, request: Request, note?: string): Promise<void> {
   const options = { ...request, url: `http://127.0.0.1:${server.port}${request.path}`, connections }
   await runLoad(server.child.pid ?? 0, { ...options, duration: values.quick ? 0.5 : 2 })
-  const result = await runLoad(server.child.pid ?? 0, { ...options, duration })
+  record(name, await runLoad(server.child.pid ?? 0, { ...options, duration }), note)
+}
+
+function record(name: string, result: LoadResult, note?: string): void {
   if (name === 'ceiling') ceiling = result.requestsPerSec
   rows.push({
     name,
@@ -63,6 +74,53 @@ async function seeded(count: number): Promise<{ path: string; auth: Record<strin
   return { path, auth: { authorization: `Bearer ${await seedDatabase(path, count)}` } }
 }
 
+type Auth = Record<string, string>
+
+/** listPets (limit=20), getPet over 100,000 ids and createPet (durable), under the given row names. */
+async function operationRows(
+  names: [list: string, get: string, create: string],
+  server: ServerProcess,
+  auth: Auth,
+) {
+  await measure(names[0], server, { path: '/v1/pets?limit=20', headers: auth })
+  let next = 0
+  const getPet = {
+    setupRequest: (request: object) => ({ ...request, path: `/v1/pets/${(next++ % 100_000) + 1}` }),
+  }
+  await measure(names[1], server, { path: '/v1/pets/1', headers: auth, requests: [getPet] })
+  await measure(names[2], server, createRequest(auth), 'WAL, synchronous=FULL')
+}
+
+function createRequest(auth: Auth): Request {
+  const body = JSON.stringify({ name: 'Bench', categoryId: 7, status: 'available' })
+  return { path: '/v1/pets', method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body }
+}
+
+/**
+ * listPets on 90% of the connections while the other 10% create pets as fast as they can: every create
+ * invalidates the page cache, so a cache cannot look good by never invalidating. The row is listPets.
+ */
+async function measureMixed(server: ServerProcess, auth: Auth): Promise<void> {
+  const writers = Math.max(1, Math.round(connections / 10))
+  const target = (request: Request, count: number) => ({
+    ...request,
+    url: `http://127.0.0.1:${server.port}${request.path}`,
+    connections: count,
+    duration,
+  })
+  const pid = server.child.pid ?? 0
+  const [list, create] = await Promise.all([
+    runLoad(pid, target({ path: '/v1/pets?limit=20', headers: auth }, connections - writers)),
+    runLoad(pid, target(createRequest(auth), writers)),
+  ])
+  const share = create.requestsPerSec / (create.requestsPerSec + list.requestsPerSec)
+  record(
+    'listPets-mixed',
+    list,
+    `${(100 * share).toFixed(0)}% of requests were createPet, ${create.requestsPerSec.toFixed(0)}/s`,
+  )
+}
+
 async function petstoreRows(): Promise<string> {
   const { path, auth } = await seeded(100_000)
   const { page, openapi } = await withServer(startService(path), async (server) => {
@@ -74,23 +132,15 @@ async function petstoreRows(): Promise<string> {
   await withServer(startTsScript('bench/ceiling.ts', [join(dir, 'page.json')]), (server) =>
     measure('ceiling', server, { path: '/' }),
   )
+  const key = auth.authorization?.slice('Bearer '.length) ?? ''
+  await withServer(startTsScript('bench/naive.ts', [path, key]), (server) =>
+    operationRows(['naive-list', 'naive-get', 'naive-create'], server, auth),
+  )
   await withServer(startService(path), async (server) => {
-    await measure('listPets-limit20', server, { path: '/v1/pets?limit=20', headers: auth })
+    await operationRows(['listPets-limit20', 'getPet', 'createPet'], server, auth)
     await measure('listPets-limit100', server, { path: '/v1/pets?limit=100', headers: auth })
     await measure('listPets-status', server, { path: '/v1/pets?status=available&limit=20', headers: auth })
-    let next = 0
-    const getPet = {
-      setupRequest: (request: object) => ({ ...request, path: `/v1/pets/${(next++ % 100_000) + 1}` }),
-    }
-    await measure('getPet', server, { path: '/v1/pets/1', headers: auth, requests: [getPet] })
-    const body = JSON.stringify({ name: 'Bench', categoryId: 7, status: 'available' })
-    const headers = { ...auth, 'content-type': 'application/json' }
-    await measure(
-      'createPet',
-      server,
-      { path: '/v1/pets', method: 'POST', headers, body },
-      'WAL, synchronous=FULL',
-    )
+    await measureMixed(server, auth)
   })
   return openapi
 }

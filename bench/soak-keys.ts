@@ -17,10 +17,10 @@ const PLANS: Plan[] = ['free', 'free', 'free', 'pro', 'pro', 'business', 'busine
 
 export async function issueSoakKeys(databasePath: string): Promise<SoakKey[]> {
   const unlimited = await seedDatabase(databasePath, 1000)
-  const db = connectDatabase({ kind: 'sqlite', path: databasePath })
-  const service = createApiKeyService({ db, clock: systemClock, env: 'production' })
+  const handle = connectDatabase({ kind: 'sqlite', path: databasePath })
+  const service = createApiKeyService({ handle, clock: systemClock, env: 'production' })
   const keys: SoakKey[] = [{ plan: 'enterprise', key: unlimited }]
   for (const plan of PLANS) keys.push({ plan, key: (await service.issueApiKey({ plan })).key })
-  await db.destroy()
+  await handle.close()
   return keys
 }

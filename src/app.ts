@@ -2,17 +2,17 @@ import cors from '@fastify/cors'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import type { Config } from './config.js'
 import type { Deps } from './deps.js'
-import { registerKeyIdentification, registerKeyRequirement } from './http/auth.js'
+import { registerAccessLog } from './http/access-log.js'
 import { ErrorBody } from './http/error.schemas.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { answerClientError, answerFrameworkError } from './http/framework-errors.js'
+import { registerGuard } from './http/guard.js'
 import { registerHealthRoutes } from './http/health.js'
 import { registerJsonBodyParser } from './http/json-body.js'
-import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js'
+import { registerMetricsRoute } from './http/metrics.js'
 import { registerOpenApi } from './http/openapi.js'
-import { registerRateLimit } from './http/rate-limit.js'
-import { registerResponseHeaders, requestIdOf } from './http/request-context.js'
-import { registerRequestLog } from './http/request-log.js'
+import { requestIdOf } from './http/request-context.js'
+import { registerResponseHeaders } from './http/response-headers.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { registerPetRoutes } from './pets/pets.routes.js'
 import { petSchemas } from './pets/pets.schemas.js'
@@ -69,7 +69,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: requestIdOf,
-    // One line per request from request-log.ts instead of Fastify's two.
+    // One line per request from access-log.ts instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     // Longer than any URL Node accepts: an over-long petId reaches validation and gets its 400.
@@ -91,15 +91,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   registerJsonBodyParser(app)
   registerErrorHandling(app)
-  registerResponseHeaders(app)
-  registerRequestMetrics(app, deps.metrics)
-  registerRequestLog(app)
+  // One hook per stage of a request: guard (onRequest), headers (onSend), log and metrics (onResponse).
+  registerResponseHeaders(app, deps.clock)
+  registerAccessLog(app, deps.logger, deps.metrics)
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
   await registerOpenApi(app, config)
-  // Identify the key, count the request (per key, or per IP without one), then require the key.
-  registerKeyIdentification(app, deps.apiKeys)
-  registerRateLimit(app, { store: deps.rateLimitStore, clock: deps.clock, metrics: deps.metrics })
-  registerKeyRequirement(app)
+  registerGuard(app, deps)
   registerPetRoutes(app, deps)
   registerHealthRoutes(app, deps.checkReady)
   // With METRICS_PORT set, main.ts serves /metrics on that port instead.

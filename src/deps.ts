@@ -4,7 +4,7 @@ import { type ApiKeyService, createApiKeyService } from './api-keys/api-keys.ser
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import { connectDatabase } from './db/connect.js'
-import type { Db } from './db/database.js'
+import type { DbHandle } from './db/handle.js'
 import { migrateToLatest } from './db/migrate.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { createLogger } from './logger.js'
@@ -20,7 +20,8 @@ export interface Deps {
   config: Config
   clock: Clock
   logger: Logger
-  db: Db
+  /** The one database handle: Kysely, the prepared reads and the change token (see db/handle.ts). */
+  database: DbHandle
   pets: PetService
   apiKeys: ApiKeyService
   metrics: Metrics
@@ -44,15 +45,15 @@ const PURGE_INTERVAL_MS = 10 * 60 * 1000
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
   const clock = options.clock ?? systemClock
   const logger = createLogger(config.logLevel, options.logDestination)
-  const db = connectDatabase(config.database, { busyTimeoutMs: options.busyTimeoutMs })
+  const database = connectDatabase(config.database, { busyTimeoutMs: options.busyTimeoutMs })
   try {
-    const applied = await migrateToLatest(db)
+    const applied = await migrateToLatest(database.db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
   } catch (error) {
-    await db.destroy()
+    await database.close()
     throw error
   }
-  const pets = createPetService({ db, clock })
+  const pets = createPetService({ handle: database, clock })
   const metrics = createMetrics()
   const rateLimitStore = options.rateLimitStore ?? (await createRateLimitStore(config, logger, metrics))
   const purge = setInterval(() => {
@@ -66,18 +67,18 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     config,
     clock,
     logger,
-    db,
+    database,
     pets,
-    apiKeys: createApiKeyService({ db, clock, env: config.env }),
+    apiKeys: createApiKeyService({ handle: database, clock, env: config.env }),
     metrics,
     rateLimitStore,
     checkReady: async () => {
-      await sql`select 1`.execute(db)
+      await sql`select 1`.execute(database.db)
     },
     close: async () => {
       clearInterval(purge)
       await rateLimitStore.close()
-      await db.destroy()
+      await database.close()
     },
   }
 }

@@ -126,7 +126,7 @@ describe('secrets', () => {
   })
 
   test('the database holds only hashes of keys', async () => {
-    const rows = await t.deps.db.selectFrom('api_keys').selectAll().execute()
+    const rows = await t.deps.database.db.selectFrom('api_keys').selectAll().execute()
     expect(JSON.stringify(rows)).not.toContain(key)
     expect(JSON.stringify(rows)).not.toContain(key.slice(12))
   })

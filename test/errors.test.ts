@@ -207,8 +207,8 @@ describe('the other rows of the error table', () => {
     const failing = await buildTestApp()
     try {
       const failingKey = await failing.issueKey()
-      await failing.deps.db.schema.dropTable('idempotency_keys').execute()
-      await failing.deps.db.schema.dropTable('pets').execute()
+      await failing.deps.database.db.schema.dropTable('idempotency_keys').execute()
+      await failing.deps.database.db.schema.dropTable('pets').execute()
       const response = await failing.app.inject({
         method: 'GET',
         url: '/v1/pets',

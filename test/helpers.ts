@@ -130,7 +130,7 @@ export async function serveTestApp(options?: TestAppOptions): Promise<ServedApp>
 
 /** How many pets the app's database holds: bad requests must leave it unchanged. */
 export async function countPets(t: Pick<TestApp, 'deps'>): Promise<number> {
-  const row = await t.deps.db
+  const row = await t.deps.database.db
     .selectFrom('pets')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow()

@@ -72,7 +72,7 @@ describe('Idempotency-Key on createPet', () => {
     await create({ name: 'Rex', categoryId: 1 }, 'order-4')
     t.clock.advance(IDEMPOTENCY_TTL_MS + 1)
     expect(await t.deps.pets.purgeExpiredIdempotencyKeys()).toBeGreaterThanOrEqual(1)
-    const left = await t.deps.db
+    const left = await t.deps.database.db
       .selectFrom('idempotency_keys')
       .select('key')
       .where('key', '=', 'order-4')

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type { Environment } from '../config.js'
+import { sha256 } from '../sha256.js'
 
 const PREFIX: Readonly<Record<Environment, string>> = { production: 'ps_live_', staging: 'ps_test_' }
 /** 24 random bytes: 192 bits, written as 32 base64url characters. */
@@ -14,7 +15,7 @@ export function generateApiKey(env: Environment): string {
 
 /** Keys carry 192 random bits, so a fast hash is enough: nobody can brute-force the preimage. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('base64url')
+  return sha256(key)
 }
 
 export function shownPrefix(key: string): string {

@@ -1,9 +1,6 @@
-/** Requests per window, by plan, as the spec's table says. Enterprise numbers live on each key. */
-export interface Limits {
-  readonly perMinute: number
-  readonly perDay: number
-}
+import type { Limits } from '../rate-limit/rate-limit.port.js'
 
+/** Requests per window, by plan, as the spec's table says. Enterprise numbers live on each key. */
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const
 export type Plan = (typeof PLANS)[number]
 

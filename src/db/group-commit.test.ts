@@ -1,15 +1,25 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { connectDatabase } from './connect.js'
 import type { Db } from './database.js'
 import { createGroupCommit } from './group-commit.js'
+import type { DbHandle } from './handle.js'
 import { migrateToLatest } from './migrate.js'
+import { openSqlite } from './sqlite.js'
 
+const dir = mkdtempSync(join(tmpdir(), 'petstore-group-commit-'))
+let handle: DbHandle
 let db: Db
 beforeAll(async () => {
-  db = connectDatabase({ kind: 'sqlite', path: ':memory:' })
+  handle = openSqlite(join(dir, 'petstore.sqlite'))
+  db = handle.db
   await migrateToLatest(db)
 })
-afterAll(() => db.destroy())
+afterAll(async () => {
+  await handle.close()
+  rmSync(dir, { recursive: true, force: true })
+})
 
 const insertName = (trx: Db, name: string) =>
   trx

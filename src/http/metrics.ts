@@ -11,7 +11,7 @@ export function createMetrics() {
     labelNames: ['route', 'method', 'status'] as const,
     registers: [registry],
   })
-  const duration = new Histogram({
+  const durationHistogram = new Histogram({
     name: 'petstore_http_request_duration_seconds',
     help: 'HTTP request latency by route.',
     labelNames: ['route'] as const,
@@ -29,19 +29,31 @@ export function createMetrics() {
     help: 'Decisions made by the per-instance store because the shared (Redis) store did not answer.',
     registers: [registry],
   })
-  return { registry, requests, duration, rateLimitRefusals, rateLimitFallbacks }
+  // Each label set's child is looked up once: prom-client otherwise hashes the label object per call.
+  const requestCounters = new Map<string, Counter.Internal>()
+  const durations = new Map<string, Histogram.Internal<'route'>>()
+
+  /** Counts a response; `route` is the route pattern, never the raw URL (bounded cardinality). */
+  function observeRequest(route: string, method: string, status: number, seconds: number): void {
+    const key = `${route} ${method} ${status}`
+    let counter = requestCounters.get(key)
+    if (!counter) {
+      counter = requests.labels({ route, method, status })
+      requestCounters.set(key, counter)
+    }
+    counter.inc()
+    let duration = durations.get(route)
+    if (!duration) {
+      duration = durationHistogram.labels({ route })
+      durations.set(route, duration)
+    }
+    duration.observe(seconds)
+  }
+
+  return { registry, observeRequest, rateLimitRefusals, rateLimitFallbacks }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>
-
-/** Counts every response; the route label is the route pattern, never the raw URL (bounded cardinality). */
-export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched'
-    metrics.requests.inc({ route, method: request.method, status: reply.statusCode })
-    metrics.duration.observe({ route }, reply.elapsedTime / 1000)
-  })
-}
 
 export function registerMetricsRoute(app: FastifyInstance, metrics: Metrics): void {
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

@@ -1,7 +1,12 @@
-import type { Selectable } from 'kysely'
-import type { Db, IdempotencyKeysTable } from '../db/database.js'
+import type { Db } from '../db/database.js'
 
-export type IdempotencyRecord = Selectable<IdempotencyKeysTable>
+/** What an earlier request with the same API key and Idempotency-Key left. */
+export interface IdempotencyRecord {
+  requestHash: string
+  /** Null only inside the transaction that creates the pet: never visible to another request. */
+  petId: number | null
+  createdAt: number
+}
 
 export interface IdempotencyClaim {
   apiKeyId: number
@@ -34,12 +39,13 @@ export async function findIdempotencyRecord(
   apiKeyId: number,
   key: string,
 ): Promise<IdempotencyRecord | undefined> {
-  return db
+  const row = await db
     .selectFrom('idempotency_keys')
-    .selectAll()
+    .select(['request_hash', 'pet_id', 'created_at'])
     .where('api_key_id', '=', apiKeyId)
     .where('key', '=', key)
     .executeTakeFirst()
+  return row && { requestHash: row.request_hash, petId: row.pet_id, createdAt: row.created_at }
 }
 
 /** Starts an expired record afresh for a new request. */

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto'
 import { AppError } from '../errors.js'
 import { MAX_SAFE_ID } from '../schema-ref.js'
+import { sha256 } from '../sha256.js'
 
 /**
  * A page cursor: the last id seen plus a check, so an edited or mangled cursor is a 400 rather than a
@@ -25,5 +25,5 @@ export function decodeCursor(cursor: string): number {
 }
 
 function checkOf(payload: string): string {
-  return createHash('sha256').update(`petstore-cursor:${payload}`).digest('base64url').slice(0, 8)
+  return sha256(`petstore-cursor:${payload}`).slice(0, 8)
 }

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
-import { apiKeyOf } from '../http/auth.js'
+import { callerKeyOf } from '../http/guard.js'
 import { publicUrlOf } from '../http/public-url.js'
 import { deprecationHeaders } from './pets.deprecation.js'
 import { CreatePetHeaders, createPetResponses, getPetResponses, listPetsResponses } from './pets.responses.js'
@@ -56,7 +56,7 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
         throw new AppError('invalid_request', 'Idempotency-Key must be sent once')
       }
       const { pet, replayed } = await pets.createPet({
-        apiKeyId: apiKeyOf(request).id,
+        apiKeyId: callerKeyOf(request).id,
         newPet: request.body,
         idempotencyKey: request.headers['idempotency-key'],
       })
@@ -78,8 +78,9 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
         response: getPetResponses,
       },
       // Every response that passed authentication carries them, 429 and 400 included.
-      onSend: async (request, reply) => {
-        if (request.apiKey) reply.headers(deprecationHeaders(publicUrlOf(config, request)))
+      onSend: (request, reply, payload, done) => {
+        if (request.caller?.apiKey) reply.headers(deprecationHeaders(publicUrlOf(config, request)))
+        done(null, payload)
       },
     },
     async (request) => pets.getPet(request.params.petId),

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto'
 import type { Clock } from '../clock.js'
-import type { Db } from '../db/database.js'
+import { createFreshCache } from '../db/fresh-cache.js'
 import { createGroupCommit } from '../db/group-commit.js'
+import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
 import {
   claimIdempotencyKey,
@@ -12,10 +12,11 @@ import {
   purgeIdempotencyKeys,
   reclaimIdempotencyKey,
 } from '../idempotency/idempotency.repository.js'
+import { sha256 } from '../sha256.js'
 import { decodeCursor, encodeCursor } from './pets.cursor.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
 import { normalisePetName } from './pets.name.js'
-import { findPetById, insertPet, listPetsAfter } from './pets.repository.js'
+import { createPetRepository } from './pets.repository.js'
 import type { NewPet, Pet, PetStatus } from './pets.schemas.js'
 
 /** Idempotency records are kept for 24 hours (contract §7). */
@@ -25,6 +26,13 @@ export interface PetPage {
   pets: Pet[]
   /** Present when another page follows. */
   nextCursor?: string
+}
+
+export interface PageQuery {
+  limit: number
+  status?: PetStatus | undefined
+  /** As sent by the client: checked here, never trusted. */
+  cursor?: string | undefined
 }
 
 export interface CreatePetInput {
@@ -41,25 +49,30 @@ export interface CreatedPet {
 
 export type PetService = ReturnType<typeof createPetService>
 
-export function createPetService(deps: { db: Db; clock: Clock }) {
-  const { db, clock } = deps
-  const insertGrouped = createGroupCommit(db, (trx, item: { pet: NewPet; createdAt: number }) =>
-    insertPet(trx, item.pet, item.createdAt),
+/** Pages kept while fresh: every combination of limit and status for the first pages, and then some. */
+const PAGE_CACHE_ENTRIES = 1_000
+
+export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
+  const { handle, clock } = deps
+  const repository = createPetRepository(handle)
+  const pages = createFreshCache<PetPage>(handle.changeToken, PAGE_CACHE_ENTRIES)
+  const insertGrouped = createGroupCommit(handle.db, (trx, item: { pet: NewPet; createdAt: number }) =>
+    repository.insertPet(trx, item.pet, item.createdAt),
   )
 
-  async function listPets(query: {
-    limit: number
-    status?: PetStatus | undefined
-    cursor?: string | undefined
-  }) {
+  /** A page of pets; the same query gives the same (frozen) page object while nothing was written. */
+  async function listPets(query: PageQuery): Promise<PetPage> {
+    const cacheKey = `${query.limit}|${query.status ?? ''}|${query.cursor ?? ''}`
+    const { value, token } = pages.lookup(cacheKey)
+    if (value) return value
     const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor)
     // One row more than asked tells whether a next page exists without a count.
-    const rows = await listPetsAfter(db, { afterId, status: query.status, limit: query.limit + 1 })
+    const rows = await repository.listPetsAfter({ afterId, status: query.status, limit: query.limit + 1 })
     const pets = rows.slice(0, query.limit)
     const last = pets.at(-1)
     const page: PetPage = { pets }
     if (rows.length > query.limit && last) page.nextCursor = encodeCursor(last.id)
-    return page
+    return pages.store(cacheKey, token, Object.freeze(page))
   }
 
   async function createPet(input: CreatePetInput): Promise<CreatedPet> {
@@ -74,27 +87,31 @@ export function createPetService(deps: { db: Db; clock: Clock }) {
       createdAt: clock.now(),
     }
     // Claim, insert and completion commit together: a crash leaves neither a pet nor a stale marker.
-    return db.transaction().execute(async (trx) => {
+    const outcome = await handle.db.transaction().execute(async (trx) => {
       if (!(await claimIdempotencyKey(trx, claim))) {
         const record = await findIdempotencyRecord(trx, claim.apiKeyId, claim.key)
-        if (record && record.created_at > claim.createdAt - IDEMPOTENCY_TTL_MS)
-          return replay(trx, record, claim)
+        if (record && record.createdAt > claim.createdAt - IDEMPOTENCY_TTL_MS) {
+          return { pet: undefined, replayOf: record }
+        }
         await reclaimIdempotencyKey(trx, claim)
       }
-      const pet = await insertPet(trx, fields, claim.createdAt)
+      const pet = await repository.insertPet(trx, fields, claim.createdAt)
       await completeIdempotencyKey(trx, claim.apiKeyId, claim.key, pet.id)
-      return { pet, replayed: false }
+      return { pet, replayOf: undefined }
     })
+    if (outcome.replayOf) return replay(outcome.replayOf, claim)
+    return { pet: outcome.pet as Pet, replayed: false }
   }
 
-  async function replay(trx: Db, record: IdempotencyRecord, claim: IdempotencyClaim): Promise<CreatedPet> {
-    if (record.request_hash !== claim.requestHash) {
+  /** The pet an earlier request created: read after that request committed, on the usual read path. */
+  async function replay(record: IdempotencyRecord, claim: IdempotencyClaim): Promise<CreatedPet> {
+    if (record.requestHash !== claim.requestHash) {
       throw new AppError(
         'idempotency_key_reused',
         'this Idempotency-Key was used with a different body; use a new key',
       )
     }
-    const pet = record.pet_id === null ? undefined : await findPetById(trx, record.pet_id)
+    const pet = record.petId === null ? undefined : await repository.findPetById(record.petId)
     if (!pet) {
       throw new AppError(
         'idempotency_key_in_use',
@@ -111,7 +128,7 @@ export function createPetService(deps: { db: Db; clock: Clock }) {
         'getPet was removed on 5 December 2030; use GET /pets with the status filter',
       )
     }
-    const pet = await findPetById(db, id)
+    const pet = await repository.findPetById(id)
     if (!pet) throw new AppError('not_found', `pet ${id} does not exist`)
     return pet
   }
@@ -120,12 +137,12 @@ export function createPetService(deps: { db: Db; clock: Clock }) {
     listPets,
     createPet,
     getPet,
-    purgeExpiredIdempotencyKeys: () => purgeIdempotencyKeys(db, clock.now() - IDEMPOTENCY_TTL_MS),
+    purgeExpiredIdempotencyKeys: () => purgeIdempotencyKeys(handle.db, clock.now() - IDEMPOTENCY_TTL_MS),
   }
 }
 
 /** The same body, whatever its key order or white space, hashes the same. */
 function hashRequest(newPet: NewPet): string {
   const canonical = JSON.stringify([newPet.name, newPet.categoryId, newPet.status ?? null])
-  return createHash('sha256').update(canonical).digest('base64url')
+  return sha256(canonical)
 }

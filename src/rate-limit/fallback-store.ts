@@ -1,5 +1,4 @@
-import type { Limits } from '../api-keys/api-keys.plans.js'
-import type { Decision, RateLimitStore } from './rate-limit.port.js'
+import type { Decision, Limits, RateLimitStore } from './rate-limit.port.js'
 
 export interface FallbackEvents {
   /** Called on every decision the fallback makes; `first` when the primary had been answering until now. */

@@ -1,5 +1,4 @@
-import type { Limits } from '../api-keys/api-keys.plans.js'
-import type { BanPolicy, Decision, RateLimitStore, WindowState } from './rate-limit.port.js'
+import type { BanPolicy, Decision, Limits, RateLimitStore, WindowState } from './rate-limit.port.js'
 import { DAY_MS, MINUTE_MS, windowStart, windowStates } from './windows.js'
 
 /** Counts of one subject; a window's counts belong to the window starting at its `…Start`. */

@@ -1,4 +1,8 @@
-import type { Limits } from '../api-keys/api-keys.plans.js'
+/** Requests a subject may make per window: a plan's numbers, or an Enterprise key's own. */
+export interface Limits {
+  readonly perMinute: number
+  readonly perDay: number
+}
 
 export type WindowName = 'minute' | 'day'
 

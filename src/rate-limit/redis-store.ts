@@ -1,7 +1,6 @@
 import { setTimeout } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import type { Limits } from '../api-keys/api-keys.plans.js'
-import type { BanPolicy, Decision, RateLimitStore } from './rate-limit.port.js'
+import type { BanPolicy, Decision, Limits, RateLimitStore } from './rate-limit.port.js'
 import { CONSUME_SCRIPT } from './redis-consume.js'
 import { windowStates } from './windows.js'
 

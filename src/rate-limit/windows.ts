@@ -1,5 +1,4 @@
-import type { Limits } from '../api-keys/api-keys.plans.js'
-import type { WindowName, WindowState } from './rate-limit.port.js'
+import type { Limits, WindowName, WindowState } from './rate-limit.port.js'
 
 export const MINUTE_MS = 60_000
 export const DAY_MS = 86_400_000

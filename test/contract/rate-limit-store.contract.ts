@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest'
-import { type Limits, limitsFor } from '../../src/api-keys/api-keys.plans.js'
-import type { BanPolicy, Decision, RateLimitStore } from '../../src/rate-limit/rate-limit.port.js'
+import { limitsFor } from '../../src/api-keys/api-keys.plans.js'
+import type { BanPolicy, Decision, Limits, RateLimitStore } from '../../src/rate-limit/rate-limit.port.js'
 import { DAY_MS, MINUTE_MS } from '../../src/rate-limit/windows.js'
 
 export type StoreFactory = (policy: BanPolicy) => Promise<RateLimitStore> | RateLimitStore

@@ -1,11 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import {
-  findApiKeyByHash,
-  insertApiKey,
-  listApiKeys,
-  revokeApiKey,
-} from '../../src/api-keys/api-keys.repository.js'
+import { type ApiKeyRepository, createApiKeyRepository } from '../../src/api-keys/api-keys.repository.js'
 import type { Db } from '../../src/db/database.js'
+import type { DbHandle } from '../../src/db/handle.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import {
   claimIdempotencyKey,
@@ -14,24 +10,30 @@ import {
   purgeIdempotencyKeys,
   reclaimIdempotencyKey,
 } from '../../src/idempotency/idempotency.repository.js'
-import { findPetById, insertPet, listPetsAfter } from '../../src/pets/pets.repository.js'
+import { createPetRepository, type PetRepository } from '../../src/pets/pets.repository.js'
 
 /** A fresh, empty database of one adapter, and how to throw it away. */
-export type DatabaseFactory = () => Promise<{ db: Db; drop(): Promise<void> }>
+export type DatabaseFactory = () => Promise<{ handle: DbHandle; drop(): Promise<void> }>
 
 const T0 = Date.UTC(2027, 0, 1)
 
 /** What every database adapter must do the same way, through the same repositories. */
 export function describeRepositoryContract(name: string, createDatabase: DatabaseFactory): void {
   describe(`repository contract: ${name}`, () => {
+    let handle: DbHandle
     let db: Db
+    let pets: PetRepository
+    let keys: ApiKeyRepository
     let drop: () => Promise<void>
     beforeEach(async () => {
-      ;({ db, drop } = await createDatabase())
+      ;({ handle, drop } = await createDatabase())
+      db = handle.db
       await migrateToLatest(db)
+      pets = createPetRepository(handle)
+      keys = createApiKeyRepository(handle)
     })
     afterEach(async () => {
-      await db.destroy()
+      await handle.close()
       await drop()
     })
 
@@ -46,55 +48,57 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
     })
 
     test('a pet reads back exactly, with the largest safe category id and no status when none was given', async () => {
-      const rex = await insertPet(db, { name: 'Rex 🐕', categoryId: Number.MAX_SAFE_INTEGER }, T0)
-      const tom = await insertPet(db, { name: 'Tom', categoryId: 2, status: 'sold' }, T0)
+      const rex = await pets.insertPet(db, { name: 'Rex 🐕', categoryId: Number.MAX_SAFE_INTEGER }, T0)
+      const tom = await pets.insertPet(db, { name: 'Tom', categoryId: 2, status: 'sold' }, T0)
       expect(tom.id).toBeGreaterThan(rex.id)
-      expect(await findPetById(db, rex.id)).toEqual({
+      expect(await pets.findPetById(rex.id)).toEqual({
         id: rex.id,
         name: 'Rex 🐕',
         categoryId: Number.MAX_SAFE_INTEGER,
       })
-      expect(await findPetById(db, tom.id)).toEqual({
+      expect(await pets.findPetById(tom.id)).toEqual({
         id: tom.id,
         name: 'Tom',
         categoryId: 2,
         status: 'sold',
       })
-      expect(await findPetById(db, tom.id + 1)).toBeUndefined()
+      expect(await pets.findPetById(tom.id + 1)).toBeUndefined()
     })
 
     test('keyset pages are in ascending id order after the cursor, optionally by status', async () => {
       const statuses = ['available', 'pending', 'sold', undefined, 'available'] as const
       const ids: number[] = []
       for (const [i, status] of statuses.entries()) {
-        ids.push((await insertPet(db, { name: `pet ${i}`, categoryId: 1, ...(status && { status }) }, T0)).id)
+        ids.push(
+          (await pets.insertPet(db, { name: `pet ${i}`, categoryId: 1, ...(status && { status }) }, T0)).id,
+        )
       }
-      const first = await listPetsAfter(db, { afterId: 0, limit: 2 })
+      const first = await pets.listPetsAfter({ afterId: 0, limit: 2 })
       expect(first.map((pet) => pet.id)).toEqual(ids.slice(0, 2))
-      const rest = await listPetsAfter(db, { afterId: ids[1] ?? 0, limit: 10 })
+      const rest = await pets.listPetsAfter({ afterId: ids[1] ?? 0, limit: 10 })
       expect(rest.map((pet) => pet.id)).toEqual(ids.slice(2))
-      const available = await listPetsAfter(db, { afterId: 0, limit: 10, status: 'available' })
+      const available = await pets.listPetsAfter({ afterId: 0, limit: 10, status: 'available' })
       expect(available.map((pet) => pet.id)).toEqual([ids[0], ids[4]])
-      expect(await listPetsAfter(db, { afterId: ids[4] ?? 0, limit: 10 })).toEqual([])
+      expect(await pets.listPetsAfter({ afterId: ids[4] ?? 0, limit: 10 })).toEqual([])
     })
 
     test('an idempotency key is claimed once per API key, completed, reclaimed and purged by age', async () => {
-      const apiKey = await insertApiKey(db, key('hash-1'))
-      const other = await insertApiKey(db, key('hash-2'))
+      const apiKey = await keys.insertApiKey(key('hash-1'))
+      const other = await keys.insertApiKey(key('hash-2'))
       const claim = { apiKeyId: apiKey.id, key: 'k1', requestHash: 'h1', createdAt: T0 }
       expect(await claimIdempotencyKey(db, claim)).toBe(true)
       expect(await claimIdempotencyKey(db, { ...claim, requestHash: 'h2' })).toBe(false)
       expect(await claimIdempotencyKey(db, { ...claim, apiKeyId: other.id })).toBe(true)
-      const pet = await insertPet(db, { name: 'Rex', categoryId: 1 }, T0)
+      const pet = await pets.insertPet(db, { name: 'Rex', categoryId: 1 }, T0)
       await completeIdempotencyKey(db, apiKey.id, 'k1', pet.id)
       expect(await findIdempotencyRecord(db, apiKey.id, 'k1')).toMatchObject({
-        request_hash: 'h1',
-        pet_id: pet.id,
+        requestHash: 'h1',
+        petId: pet.id,
       })
       await reclaimIdempotencyKey(db, { ...claim, requestHash: 'h3', createdAt: T0 + 10 })
       expect(await findIdempotencyRecord(db, apiKey.id, 'k1')).toMatchObject({
-        request_hash: 'h3',
-        pet_id: null,
+        requestHash: 'h3',
+        petId: null,
       })
       expect(await purgeIdempotencyKeys(db, T0 + 5)).toBe(1)
       expect(await findIdempotencyRecord(db, other.id, 'k1')).toBeUndefined()
@@ -102,19 +106,19 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
     })
 
     test('keys are found by hash, listed in id order and revoked once', async () => {
-      const first = await insertApiKey(db, key('hash-a'))
-      const second = await insertApiKey(db, {
+      const first = await keys.insertApiKey(key('hash-a'))
+      const second = await keys.insertApiKey({
         ...key('hash-b'),
         plan: 'enterprise',
         custom: { perMinute: 5, perDay: 7 },
       })
-      expect(await findApiKeyByHash(db, 'hash-b')).toEqual(second)
+      expect(await keys.findApiKeyByHash('hash-b')).toEqual(second)
       expect(second.limits).toEqual({ perMinute: 5, perDay: 7 })
-      expect(await findApiKeyByHash(db, 'hash-c')).toBeUndefined()
-      expect((await listApiKeys(db)).map((k) => k.id)).toEqual([first.id, second.id])
-      expect(await revokeApiKey(db, first.id, T0 + 1)).toMatchObject({ revokedAt: T0 + 1 })
-      expect(await revokeApiKey(db, first.id, T0 + 2)).toMatchObject({ revokedAt: T0 + 1 })
-      expect(await revokeApiKey(db, second.id + 100, T0)).toBeUndefined()
+      expect(await keys.findApiKeyByHash('hash-c')).toBeUndefined()
+      expect((await keys.listApiKeys()).map((k) => k.id)).toEqual([first.id, second.id])
+      expect(await keys.revokeApiKey(first.id, T0 + 1)).toMatchObject({ revokedAt: T0 + 1 })
+      expect(await keys.revokeApiKey(first.id, T0 + 2)).toMatchObject({ revokedAt: T0 + 1 })
+      expect(await keys.revokeApiKey(second.id + 100, T0)).toBeUndefined()
     })
   })
 }

@@ -5,6 +5,6 @@ import { createTestDatabase } from './test-stores.js'
 
 describeRepositoryContract('PostgreSQL', async () => {
   const database = await createTestDatabase()
-  const db = connectDatabase(loadConfig({ DATABASE_URL: database.url }).database)
-  return { db, drop: database.drop }
+  const handle = connectDatabase(loadConfig({ DATABASE_URL: database.url }).database)
+  return { handle, drop: database.drop }
 })

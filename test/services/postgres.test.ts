@@ -27,7 +27,7 @@ test('three instances starting at once on one database apply each migration once
   try {
     const config = loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent' })
     const instances = await Promise.all([createDeps(config), createDeps(config), createDeps(config)])
-    const applied = await instances[0]?.db
+    const applied = await instances[0]?.database.db
       .selectFrom('kysely_migration' as never)
       .selectAll()
       .execute()

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
-import { describeRateLimitStoreContract } from '../../test/contract/rate-limit-store.contract.js'
-import { createMemoryStore } from './memory-store.js'
-import { DAY_MS } from './windows.js'
+import { createMemoryStore } from '../../src/rate-limit/memory-store.js'
+import { DAY_MS } from '../../src/rate-limit/windows.js'
+import { describeRateLimitStoreContract } from './rate-limit-store.contract.js'
 
 describeRateLimitStoreContract('in-process memory store', (policy) => createMemoryStore(policy))
 

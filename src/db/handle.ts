@@ -1,0 +1,58 @@
+import type { Compilable, CompiledQuery } from 'kysely'
+import type { Db } from './database.js'
+
+/** A value that changes whenever anyone (this process included) commits to the database. */
+export type ChangeToken = () => unknown
+
+/** A read compiled once, run with new arguments: `(...args) => rows`, synchronously where the driver can. */
+export type PreparedRead<Args extends unknown[], Row> = (...args: Args) => Row[] | Promise<Row[]>
+
+/**
+ * Everything a repository needs from the database, built once in deps.ts. SQLite and PostgreSQL both
+ * give one; repositories never know which.
+ */
+export interface DbHandle {
+  /** Kysely: writes, transactions, migrations and the CLI's reads. */
+  readonly db: Db
+  /**
+   * The one read path of the hot queries: `build` runs once, with marker arguments, and its SQL is
+   * compiled in this database's dialect; each call then runs that SQL with its own arguments. Reads see
+   * committed data only, never another request's open transaction.
+   */
+  prepareRead<Args extends unknown[], Row>(
+    build: (db: Db, ...args: Args) => Compilable<Row>,
+  ): PreparedRead<Args, Row>
+  /**
+   * Present when the database can tell cheaply that nothing changed (SQLite's `data_version`, read on the
+   * connection that serves the reads, so this process's commits change it too). Caches may keep a
+   * read's result only while the token read *before* that read is still current.
+   */
+  readonly changeToken: ChangeToken | undefined
+  close(): Promise<void>
+}
+
+/** A compiled query and, for each of its SQL parameters, the argument that fills it (-1: a constant). */
+export interface CompiledRead<Row> {
+  compiled: CompiledQuery<Row>
+  slots: number[]
+}
+
+/**
+ * Compiles `build` once: marker objects stand in for the arguments and show where each one lands among
+ * the SQL parameters. `build` must use each argument only as a value (its shape must not depend on them).
+ */
+export function compileRead<Args extends unknown[], Row>(
+  db: Db,
+  build: (db: Db, ...args: Args) => Compilable<Row>,
+): CompiledRead<Row> {
+  const markers = Array.from({ length: build.length - 1 }, (_, index) => ({ argument: index }))
+  const compiled = build(db, ...(markers as unknown as Args)).compile()
+  const slots = compiled.parameters.map((value) => markers.indexOf(value as { argument: number }))
+  return { compiled, slots }
+}
+
+/** The SQL parameters of one call: each slot's argument, or the compiled constant. */
+export function parametersOf(read: CompiledRead<unknown>, args: readonly unknown[]): unknown[] {
+  const { compiled, slots } = read
+  return slots.map((slot, index) => (slot === -1 ? compiled.parameters[index] : args[slot]))
+}

@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import type { DbHandle } from './handle.js'
+import { migrateToLatest } from './migrate.js'
+import { openSqlite } from './sqlite.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'petstore-sqlite-'))
+const path = join(dir, 'petstore.sqlite')
+let handle: DbHandle
+beforeAll(async () => {
+  handle = openSqlite(path)
+  await migrateToLatest(handle.db)
+  for (const [name, status] of [
+    ['A', 'sold'],
+    ['B', null],
+    ['C', 'sold'],
+    ['D', 'sold'],
+  ] as const) {
+    await handle.db.insertInto('pets').values({ name, category_id: 1, status, created_at: 0 }).execute()
+  }
+})
+afterAll(async () => {
+  await handle.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+test('a prepared read runs the query compiled once with each call’s own arguments', async () => {
+  const names = handle.prepareRead((db, afterId: number, limit: number) =>
+    db.selectFrom('pets').select('name').where('id', '>', afterId).orderBy('id').limit(limit),
+  )
+  expect(await names(0, 2)).toEqual([{ name: 'A' }, { name: 'B' }])
+  expect(await names(2, 5)).toEqual([{ name: 'C' }, { name: 'D' }])
+})
+
+test('puts arguments where the SQL uses them, whatever their declared order, and keeps constants', async () => {
+  const page = handle.prepareRead((db, limit: number, status: string, afterId: number) =>
+    db
+      .selectFrom('pets')
+      .select('name')
+      .where('id', '>', afterId)
+      .where('status', '=', status)
+      .where('category_id', '=', 1)
+      .orderBy('id')
+      .limit(limit),
+  )
+  expect(await page(1, 'sold', 1)).toEqual([{ name: 'C' }])
+  expect(await page(5, 'sold', 0)).toEqual([{ name: 'A' }, { name: 'C' }, { name: 'D' }])
+})
+
+test('a read during another request’s open transaction never sees its uncommitted rows', async () => {
+  const countPets = handle.prepareRead((db, minimum: number) =>
+    db
+      .selectFrom('pets')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('id', '>=', minimum),
+  )
+  let release = () => {}
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let inserted = () => {}
+  const insertDone = new Promise<void>((resolve) => {
+    inserted = resolve
+  })
+  const before = Number((await countPets(1))[0]?.n)
+  const writer = handle.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('pets')
+      .values({ name: 'Uncommitted', category_id: 1, status: null, created_at: 0 })
+      .execute()
+    inserted()
+    await held
+    throw new Error('roll back')
+  })
+  await insertDone
+  // Answered at once, from committed data, while the transaction is still open.
+  expect(Number((await countPets(1))[0]?.n)).toBe(before)
+  release()
+  await expect(writer).rejects.toThrow('roll back')
+  expect(Number((await countPets(1))[0]?.n)).toBe(before)
+})
+
+/** A later turn of the event loop: where the next request is handled. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+test('the change token moves on this handle’s own commits and on another process’s, seen from the next turn', async () => {
+  const token = handle.changeToken ?? (() => undefined)
+  const first = token()
+  await nextTurn()
+  expect(token()).toBe(first)
+  await handle.db
+    .insertInto('pets')
+    .values({ name: 'Own', category_id: 1, status: null, created_at: 0 })
+    .execute()
+  await nextTurn()
+  const second = token()
+  expect(second).not.toBe(first)
+  const other = new SQLite(path)
+  other.prepare("INSERT INTO pets (name, category_id, created_at) VALUES ('Other', 1, 0)").run()
+  other.close()
+  // Read once per turn: a commit during the turn is concurrent with the requests of that turn.
+  expect(token()).toBe(second)
+  await nextTurn()
+  expect(token()).not.toBe(second)
+})

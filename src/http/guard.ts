@@ -1,0 +1,140 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { limitsFor } from '../api-keys/api-keys.plans.js'
+import type { ApiKey } from '../api-keys/api-keys.repository.js'
+import type { ApiKeyService } from '../api-keys/api-keys.service.js'
+import type { Clock } from '../clock.js'
+import { AppError } from '../errors.js'
+import type { Decision, Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
+import { ipSubject, keySubject } from '../rate-limit/subjects.js'
+import { isApiRequest } from './api-paths.js'
+import type { Metrics } from './metrics.js'
+
+/** Who sent an API request, and what the limiter decided: set once by the guard, read by routes and headers. */
+export interface Caller {
+  /** The verified key (its id is the account); null when the request was counted per client IP. */
+  apiKey: ApiKey | null
+  limits: Limits
+  rateLimit: Decision
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on every request under /v1/pets that reached the limiter; null elsewhere. */
+    caller: Caller | null
+  }
+}
+
+export interface GuardDeps {
+  apiKeys: ApiKeyService
+  rateLimitStore: RateLimitStore
+  clock: Clock
+  metrics: Metrics
+}
+
+const FREE_LIMITS = limitsFor('free')
+const BEARER = /^Bearer +(\S+) *$/i
+
+/**
+ * The one step every API request passes (everything under /v1/pets, unknown methods and sub-paths
+ * included): authenticate the bearer key, count the request (per key, or per client IP with the Free
+ * numbers when the key is missing or refused, so 401s are counted and keys cannot be guessed at speed),
+ * then refuse it (429, then 401) or let it through with `request.caller` set. Synchronous whenever the
+ * key lookup and the limiter can answer from memory.
+ */
+export function registerGuard(app: FastifyInstance, deps: GuardDeps): void {
+  app.decorateRequest('caller', null)
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!isApiRequest(request)) return done()
+    try {
+      const pending = guard(request, deps)
+      if (pending) pending.then(() => done(), done)
+      else done()
+    } catch (error) {
+      done(error as Error)
+    }
+  })
+}
+
+function guard(request: FastifyRequest, deps: GuardDeps): Promise<void> | undefined {
+  let verified: ApiKey | Promise<ApiKey>
+  try {
+    verified = deps.apiKeys.verifyApiKey(bearerToken(request.headers.authorization))
+  } catch (error) {
+    return admit(request, deps, null, authFailure(error))
+  }
+  if (!(verified instanceof Promise)) return admit(request, deps, verified, null)
+  return verified.then(
+    (apiKey) => admit(request, deps, apiKey, null),
+    (error) => admit(request, deps, null, authFailure(error)),
+  )
+}
+
+/** Counts the request, records the caller, and throws the refusal or the authentication failure. */
+function admit(
+  request: FastifyRequest,
+  deps: GuardDeps,
+  apiKey: ApiKey | null,
+  failure: AppError | null,
+): Promise<void> | undefined {
+  const limits = apiKey ? apiKey.limits : FREE_LIMITS
+  const subject = apiKey ? keySubject(apiKey.id) : ipSubject(request.ip)
+  const decided = deps.rateLimitStore.consume(subject, limits, deps.clock.now())
+  const settle = (rateLimit: Decision) => {
+    request.caller = { apiKey, limits, rateLimit }
+    if (rateLimit.outcome !== 'allowed') {
+      deps.metrics.rateLimitRefusals.inc({ reason: rateLimit.outcome, subject: apiKey ? 'key' : 'ip' })
+      throw refusal(rateLimit, apiKey ? 'this API key' : 'this client')
+    }
+    if (failure) throw failure
+  }
+  if (decided instanceof Promise) return decided.then(settle)
+  settle(decided)
+  return undefined
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or the 401 that says what is wrong with it. */
+function bearerToken(authorization: string | undefined): string {
+  if (!authorization) {
+    throw new AppError('unauthorized', 'an API key is required: send Authorization: Bearer <API key>', {
+      'www-authenticate': 'Bearer',
+    })
+  }
+  const token = BEARER.exec(authorization)?.[1]
+  if (!token)
+    throw new AppError(
+      'unauthorized',
+      'Authorization must use the Bearer scheme: Authorization: Bearer <API key>',
+    )
+  return token
+}
+
+/** A refused key is a 401 with an RFC 6750 challenge; anything else (the database down) stays as it is. */
+function authFailure(error: unknown): AppError {
+  if (!(error instanceof AppError) || error.code !== 'unauthorized') throw error
+  if (error.headers['www-authenticate']) return error
+  return new AppError('unauthorized', error.message, { 'www-authenticate': 'Bearer error="invalid_token"' })
+}
+
+function refusal(decision: Exclude<Decision, { outcome: 'allowed' }>, who: string): AppError {
+  const retryAfter = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)))
+  if (decision.outcome === 'banned') {
+    return new AppError(
+      'key_banned',
+      `${who} is banned for ${retryAfter} more seconds for sending requests after being rate limited`,
+      { 'retry-after': retryAfter },
+    )
+  }
+  const window = decision.refusedBy
+  return new AppError(
+    'rate_limited',
+    `per-${window.name} limit of ${window.limit} requests reached; retry in ${retryAfter} seconds`,
+    { 'retry-after': retryAfter },
+  )
+}
+
+/** The verified key of a request the guard let through: routes behind the guard call this. */
+export function callerKeyOf(request: FastifyRequest): ApiKey {
+  const apiKey = request.caller?.apiKey
+  if (!apiKey) throw new Error('route reached without a verified API key')
+  return apiKey
+}
