@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { isPlan, PLANS } from '../api-keys/api-keys.plans.js'
 import type { ApiKey } from '../api-keys/api-keys.repository.js'
 import type { Deps } from '../deps.js'
+import { parseInteger } from '../integer.js'
 import { type CliIo, formatTable, UsageError } from './io.js'
 
 export const KEYS_HELP = `Usage: petstore keys <command>
@@ -80,8 +81,7 @@ async function revokeKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   })
-  const id =
-    positionals.length === 1 && /^\d+$/.test(positionals[0] ?? '') ? Number(positionals[0]) : Number.NaN
+  const id = positionals.length === 1 ? parseInteger(positionals[0] ?? '') : Number.NaN
   if (!Number.isSafeInteger(id)) throw new UsageError('give the id of one key: petstore keys revoke ID')
   const key = await deps.apiKeys.revokeApiKey(id)
   if (!key) throw new UsageError(`there is no key with id ${id}`)
@@ -103,7 +103,7 @@ function describeKey(key: ApiKey) {
 
 function parseLimit(option: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined
-  const value = /^\d{1,15}$/.test(text) ? Number(text) : 0
-  if (value < 1) throw new UsageError(`${option} must be a whole number of requests, at least 1`)
+  const value = parseInteger(text)
+  if (!(value >= 1)) throw new UsageError(`${option} must be a whole number of requests, at least 1`)
   return value
 }

@@ -6,6 +6,7 @@ import {
   type PetstoreClient,
   PetstoreError,
 } from '@petstore/client'
+import { parseInteger } from '../integer.js'
 import { type CliIo, formatTable, UsageError } from './io.js'
 
 const DEFAULT_URL = 'http://127.0.0.1:8080/v1'
@@ -148,7 +149,7 @@ function parseStatus(text: string | undefined): PetStatus | undefined {
 }
 
 function parseWholeNumber(option: string, text: string, max: number): number {
-  const value = /^\d{1,16}$/.test(text) ? Number(text) : 0
-  if (value < 1 || value > max) throw new UsageError(`${option} must be a whole number from 1 to ${max}`)
+  const value = parseInteger(text)
+  if (!(value >= 1 && value <= max)) throw new UsageError(`${option} must be a whole number from 1 to ${max}`)
   return value
 }

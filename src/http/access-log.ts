@@ -24,13 +24,17 @@ export function registerAccessLog(app: FastifyInstance, logger: Logger, metrics:
     metrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000)
     if (logger.isLevelEnabled('info')) {
       logger.info(
+        // Flat fields: pino writes strings and numbers directly, nested objects through JSON.stringify.
         {
           reqId: request.id,
-          req: { method: request.method, url: request.url, route, remoteAddress: request.ip },
-          userAgent: request.headers['user-agent'],
-          account: request.caller?.apiKey?.id,
-          res: { statusCode: reply.statusCode },
+          method: request.method,
+          url: request.url,
+          route,
+          statusCode: reply.statusCode,
           responseTime: reply.elapsedTime,
+          account: request.caller?.apiKey?.id,
+          ip: request.ip,
+          userAgent: request.headers['user-agent'],
         },
         'request completed',
       )

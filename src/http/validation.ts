@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv'
 import type { FastifySchemaCompiler } from 'fastify'
 import { AppError } from '../errors.js'
+import { parseInteger } from '../integer.js'
 
 type JsonSchema = {
   type?: string
@@ -10,8 +11,6 @@ type JsonSchema = {
   maximum?: number
   properties?: Record<string, JsonSchema>
 }
-
-const DECIMAL_INTEGER = /^-?\d+$/
 
 /**
  * Validates every request part with one Ajv that never coerces and never drops fields, so a wrong
@@ -50,9 +49,8 @@ function parseTextFields(
   for (const [name, field] of Object.entries(schema.properties ?? {})) {
     const value = parsed[name]
     if (Array.isArray(value)) return new AppError('invalid_request', `${name} must be given only once`)
-    if (field.type === 'integer' && typeof value === 'string' && DECIMAL_INTEGER.test(value)) {
-      parsed[name] = Number(value)
-    }
+    const number = field.type === 'integer' && typeof value === 'string' ? parseInteger(value) : Number.NaN
+    if (!Number.isNaN(number)) parsed[name] = number
   }
   return parsed
 }

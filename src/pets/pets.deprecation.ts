@@ -5,11 +5,10 @@
 export const GET_PET_DEPRECATED_AT = Date.UTC(2026, 0, 1)
 export const GET_PET_SUNSET_AT = Date.UTC(2030, 11, 5)
 
+const DEPRECATION = `@${GET_PET_DEPRECATED_AT / 1000}`
+const SUNSET = new Date(GET_PET_SUNSET_AT).toUTCString()
+
 /** Headers of every authenticated getPet response (RFC 9745 Deprecation, RFC 8594 Sunset). */
 export function deprecationHeaders(publicUrl: string): Record<string, string> {
-  return {
-    deprecation: `@${GET_PET_DEPRECATED_AT / 1000}`,
-    sunset: new Date(GET_PET_SUNSET_AT).toUTCString(),
-    link: `<${publicUrl}/pets>; rel="successor-version"`,
-  }
+  return { deprecation: DEPRECATION, sunset: SUNSET, link: `<${publicUrl}/pets>; rel="successor-version"` }
 }

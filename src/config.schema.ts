@@ -1,0 +1,170 @@
+import { isIP } from 'node:net'
+import Type from 'typebox'
+import Format from 'typebox/format'
+
+/**
+ * Every environment variable the service reads, as one TypeBox schema: its type and bounds, its default,
+ * and the text of the README's table and of `.env.example` (`npm run config:docs` writes both from here).
+ * `x-unset` says what an optional variable without a default means when it is not set.
+ */
+
+const HOST_NAME = /^(?=.*[A-Za-z-])[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/
+
+/** What a value of each format must be, in the one line a bad value gets. */
+export const FORMATS: Readonly<Record<string, { check(text: string): boolean; expectation: string }>> = {
+  'petstore.host': {
+    // Digits and dots only must be an IPv4 address: `999.1.1.1` is no host name.
+    check: (text) => isIP(text.replace(/^\[|\]$/g, '')) !== 0 || HOST_NAME.test(text),
+    expectation: 'must be a host name or an IP address',
+  },
+  'petstore.database-url': {
+    check: (text) =>
+      /^postgres(ql)?:\/\//.test(text)
+        ? URL.canParse(text)
+        : /^sqlite:.+/.test(text) && text !== 'sqlite::memory:',
+    expectation: 'must be sqlite:<path of a file> or a valid postgres:// URL',
+  },
+  'petstore.base-url': {
+    check: (text) => {
+      const url = URL.canParse(text) ? new URL(text) : undefined
+      const web = url && (url.protocol === 'http:' || url.protocol === 'https:')
+      return Boolean(web && /\/v1\/?$/.test(url.pathname) && !url.search && !url.hash)
+    },
+    expectation: 'must be an http(s) URL ending in /v1',
+  },
+  'petstore.origins': {
+    check: (text) =>
+      listOf(text).every((origin) => URL.canParse(origin) && new URL(origin).origin === origin),
+    expectation: 'must be a comma list of origins like https://shop.example',
+  },
+  'petstore.redis-url': {
+    check: (text) => {
+      const url = URL.canParse(text) ? new URL(text) : undefined
+      return Boolean(url && (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname)
+    },
+    expectation: 'must be a redis:// or rediss:// URL',
+  },
+  'petstore.trust-proxy': {
+    check: (text) => /^(true|false|\d{1,2})$/.test(text) || listOf(text).every(isAddressOrCidr),
+    expectation: 'must be true, false, a hop count or a comma list of proxy addresses/CIDRs',
+  },
+}
+for (const [name, format] of Object.entries(FORMATS)) Format.Set(name, format.check)
+
+/** The items of a comma list, trimmed, without empty ones. */
+export function listOf(text: string): string[] {
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+}
+
+function isAddressOrCidr(item: string): boolean {
+  const [address = '', prefix, ...rest] = item.split('/')
+  const bits = isIP(address) === 6 ? 128 : 32
+  const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits)
+  return isIP(address) !== 0 && rest.length === 0 && prefixOk
+}
+
+const port = (description: string, options: object = {}) =>
+  Type.Integer({ minimum: 0, maximum: 65535, description, ...options })
+const count = (description: string, fallback: number) =>
+  Type.Integer({ minimum: 1, maximum: 999_999_999, default: fallback, description })
+const text = (format: string, description: string, options: object = {}) =>
+  Type.String({ format, description, ...options })
+
+export const ConfigSchema = Type.Object({
+  PORT: port('where to listen', { default: 8080 }),
+  HOST: text('petstore.host', 'the address to listen on', { default: '127.0.0.1' }),
+  PETSTORE_ENV: Type.Enum(['production', 'staging'], {
+    default: 'production',
+    description: 'the key prefix accepted and issued: `ps_live_` or `ps_test_`',
+  }),
+  DATABASE_URL: text('petstore.database-url', '`sqlite:<path>` or `postgres://user@host:port/db`', {
+    default: 'sqlite:./data/petstore.sqlite',
+  }),
+  PETSTORE_DB_POOL_SIZE: count('PostgreSQL connections per instance', 10),
+  PETSTORE_DB_STATEMENT_TIMEOUT_MS: count(
+    'PostgreSQL statement timeout, and the longest wait for a pool connection',
+    5000,
+  ),
+  PETSTORE_PUBLIC_URL: Type.Optional(
+    text(
+      'petstore.base-url',
+      'base address ending in `/v1` for `Link` headers and the first OpenAPI server',
+      {
+        'x-unset': "derived from each request's `Host`",
+      },
+    ),
+  ),
+  PETSTORE_PRODUCTION_URL: text(
+    'petstore.base-url',
+    "the production environment's base address in the OpenAPI `servers`",
+    {
+      default: 'https://petstore.example.com/v1',
+    },
+  ),
+  PETSTORE_STAGING_URL: text(
+    'petstore.base-url',
+    "the staging environment's base address in the OpenAPI `servers`",
+    {
+      default: 'https://staging.petstore.example.com/v1',
+    },
+  ),
+  CORS_ORIGINS: Type.Optional(
+    text('petstore.origins', 'comma list of origins whose browser code may call the API', {
+      'x-unset': 'no CORS',
+    }),
+  ),
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    default: 'info',
+    description: 'pino level',
+  }),
+  METRICS_PORT: Type.Optional(
+    port('serve `/metrics` on this port instead of the API port (must differ from `PORT`)', {
+      'x-unset': 'on the API port',
+    }),
+  ),
+  PETSTORE_BAN_AFTER: count(
+    '429s inside one window after which the next refusal bans the key (or client IP)',
+    10,
+  ),
+  PETSTORE_BAN_SECONDS: count('length of a ban', 900),
+  TRUST_PROXY: text(
+    'petstore.trust-proxy',
+    'whose `X-Forwarded-For` gives the client IP: `false`, `true`, a hop count, or a comma list of proxy addresses/CIDRs',
+    { default: 'false' },
+  ),
+  REDIS_URL: Type.Optional(
+    text(
+      'petstore.redis-url',
+      '`redis://` or `rediss://`: rate-limit state lives there, shared by every instance',
+      {
+        'x-unset': 'in-process',
+      },
+    ),
+  ),
+  PETSTORE_HEADERS_TIMEOUT_MS: count(
+    "longest a request's line and headers may take to arrive; then 408 and the connection is closed",
+    10_000,
+  ),
+  PETSTORE_REQUEST_TIMEOUT_MS: count('longest a whole request (headers and body) may take to arrive', 30_000),
+})
+
+/** What the loader and the docs read of a variable's schema. */
+export interface VariableSchema {
+  type?: string
+  enum?: readonly string[]
+  minimum?: number
+  maximum?: number
+  format?: string
+  default?: string | number
+  description: string
+  'x-unset'?: string
+}
+
+/** Every variable, in the order of the schema. */
+export const CONFIG_VARIABLES = Object.entries(ConfigSchema.properties) as unknown as [
+  string,
+  VariableSchema,
+][]
