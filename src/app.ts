@@ -2,7 +2,6 @@ import cors from '@fastify/cors'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import type { Config } from './config.js'
 import type { Deps } from './deps.js'
-import { registerAccessLog } from './http/access-log.js'
 import { ErrorBody } from './http/error.schemas.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { answerClientError, answerFrameworkError } from './http/framework-errors.js'
@@ -11,8 +10,8 @@ import { registerHealthRoutes } from './http/health.js'
 import { registerJsonBodyParser } from './http/json-body.js'
 import { registerMetricsRoute } from './http/metrics.js'
 import { registerOpenApi } from './http/openapi.js'
+import { registerReplyHooks } from './http/reply.js'
 import { requestIdOf } from './http/request-context.js'
-import { registerResponseHeaders } from './http/response-headers.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { registerPetRoutes } from './pets/pets.routes.js'
 import { petSchemas } from './pets/pets.schemas.js'
@@ -69,7 +68,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: requestIdOf,
-    // One line per request from access-log.ts instead of Fastify's two.
+    // One line per request from reply.ts instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     // Longer than any URL Node accepts: an over-long petId reaches validation and gets its 400.
@@ -91,9 +90,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   registerJsonBodyParser(app)
   registerErrorHandling(app)
-  // One hook per stage of a request: guard (onRequest), headers (onSend), log and metrics (onResponse).
-  registerResponseHeaders(app, deps.clock)
-  registerAccessLog(app, deps.logger, deps.metrics)
+  // One hook per stage of a request: the guard (onRequest), headers (onSend), log and metrics (onResponse).
+  registerReplyHooks(app, deps)
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
   await registerOpenApi(app, config)
   registerGuard(app, deps)

@@ -51,11 +51,14 @@ export type PetService = ReturnType<typeof createPetService>
 
 /** Pages kept while fresh: every combination of limit and status for the first pages, and then some. */
 const PAGE_CACHE_ENTRIES = 1_000
+/** Single pets kept while fresh, for getPet. */
+const PET_CACHE_ENTRIES = 10_000
 
 export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
   const { handle, clock } = deps
   const repository = createPetRepository(handle)
   const pages = createFreshCache<PetPage>(handle.changeToken, PAGE_CACHE_ENTRIES)
+  const byId = createFreshCache<Pet>(handle.changeToken, PET_CACHE_ENTRIES)
   const insertGrouped = createGroupCommit(handle.db, (trx, item: { pet: NewPet; createdAt: number }) =>
     repository.insertPet(trx, item.pet, item.createdAt),
   )
@@ -128,9 +131,10 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
         'getPet was removed on 5 December 2030; use GET /pets with the status filter',
       )
     }
-    const pet = await repository.findPetById(id)
+    const { value, token } = byId.lookup(String(id))
+    const pet = value ?? (await repository.findPetById(id))
     if (!pet) throw new AppError('not_found', `pet ${id} does not exist`)
-    return pet
+    return byId.store(String(id), token, pet)
   }
 
   return {
