@@ -33,7 +33,7 @@ export function toAppError(error: unknown): AppError {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error)
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed')
+    if (appError.status >= 500) request.log.error({ reqId: request.id, err: error }, 'request failed')
     return reply.code(appError.status).headers(appError.headers).send({
       code: appError.code,
       message: appError.message,

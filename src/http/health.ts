@@ -8,7 +8,7 @@ export function registerHealthRoutes(app: FastifyInstance, checkReady: () => Pro
     try {
       await checkReady()
     } catch (error) {
-      request.log.warn({ err: error }, 'readiness check failed')
+      request.log.warn({ reqId: request.id, err: error }, 'readiness check failed')
       throw new AppError('unavailable', 'the database does not answer', { 'retry-after': '1' })
     }
     return { status: 'ready' }
