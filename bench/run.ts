@@ -76,19 +76,26 @@ async function seeded(count: number): Promise<{ path: string; auth: Record<strin
 
 type Auth = Record<string, string>
 
-/** listPets (limit=20), getPet over 100,000 ids and createPet (durable), under the given row names. */
-async function operationRows(
-  names: [list: string, get: string, create: string],
-  server: ServerProcess,
-  auth: Auth,
-) {
-  await measure(names[0], server, { path: '/v1/pets?limit=20', headers: auth })
+/**
+ * listPets (limit=20), getPet over 100,000 ids and createPet (durable): each on the naive sketch, then at
+ * once on the service, so that the pair compared shares the machine's state of the moment.
+ */
+async function operationRows(naive: ServerProcess, service: ServerProcess, auth: Auth) {
+  const list = { path: '/v1/pets?limit=20', headers: auth }
+  await measure('naive-list', naive, list)
+  await measure('listPets-limit20', service, list)
+  await measure('naive-get', naive, getPetRequest(auth))
+  await measure('getPet', service, getPetRequest(auth))
+  await measure('naive-create', naive, createRequest(auth), 'WAL, synchronous=FULL')
+  await measure('createPet', service, createRequest(auth), 'WAL, synchronous=FULL')
+}
+
+function getPetRequest(auth: Auth): Request {
   let next = 0
   const getPet = {
     setupRequest: (request: object) => ({ ...request, path: `/v1/pets/${(next++ % 100_000) + 1}` }),
   }
-  await measure(names[1], server, { path: '/v1/pets/1', headers: auth, requests: [getPet] })
-  await measure(names[2], server, createRequest(auth), 'WAL, synchronous=FULL')
+  return { path: '/v1/pets/1', headers: auth, requests: [getPet] }
 }
 
 function createRequest(auth: Auth): Request {
@@ -133,15 +140,14 @@ async function petstoreRows(): Promise<string> {
     measure('ceiling', server, { path: '/' }),
   )
   const key = auth.authorization?.slice('Bearer '.length) ?? ''
-  await withServer(startTsScript('bench/naive.ts', [path, key]), (server) =>
-    operationRows(['naive-list', 'naive-get', 'naive-create'], server, auth),
+  await withServer(startTsScript('bench/naive.ts', [path, key]), (naive) =>
+    withServer(startService(path), async (server) => {
+      await operationRows(naive, server, auth)
+      await measure('listPets-limit100', server, { path: '/v1/pets?limit=100', headers: auth })
+      await measure('listPets-status', server, { path: '/v1/pets?status=available&limit=20', headers: auth })
+      await measureMixed(server, auth)
+    }),
   )
-  await withServer(startService(path), async (server) => {
-    await operationRows(['listPets-limit20', 'getPet', 'createPet'], server, auth)
-    await measure('listPets-limit100', server, { path: '/v1/pets?limit=100', headers: auth })
-    await measure('listPets-status', server, { path: '/v1/pets?status=available&limit=20', headers: auth })
-    await measureMixed(server, auth)
-  })
   return openapi
 }
 
