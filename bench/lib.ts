@@ -1,5 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import SQLite from 'better-sqlite3'
 import { createApiKeyService } from '../src/api-keys/api-keys.service.js'
@@ -36,7 +40,8 @@ export interface ServerProcess {
 
 /**
  * Starts a server in its own process (so the load generator does not share its core) and waits until
- * `portOf` finds its port in what it prints.
+ * `portOf` finds its port in what it prints. Its output goes to a file, as a deployed service's does:
+ * reading it through a pipe made the load generator, which shares the machine, slower with every line.
  */
 export async function startProcess(
   command: string,
@@ -44,44 +49,35 @@ export async function startProcess(
   portOf: (output: string) => number | undefined,
   env: NodeJS.ProcessEnv = {},
 ): Promise<ServerProcess> {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  const started = new Promise<number>((resolve, reject) => {
-    const read = (chunk?: Buffer) => {
-      output += chunk ? String(chunk) : ''
-      const found = portOf(output)
-      if (found) resolve(found)
-    }
-    child.stdout?.on('data', read)
-    child.stderr?.on('data', read)
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${output}`)))
-    read()
-  })
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start in 60 s: ${output}`)), 60_000)
-  })
-  const port = await Promise.race([started, timeout])
-    .catch((error) => {
+  const logDir = mkdtempSync(join(tmpdir(), 'petstore-server-'))
+  const logFile = join(logDir, 'output.log')
+  const fd = openSync(logFile, 'w')
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] })
+  closeSync(fd)
+  const output = () => readFileSync(logFile, 'utf8')
+  const removeLog = () => rmSync(logDir, { recursive: true, force: true })
+  let port: number | undefined
+  for (let waited = 0; port === undefined; waited += 50) {
+    if (child.exitCode !== null || waited > 60_000) {
       child.kill('SIGKILL')
-      throw error
-    })
-    .finally(() => clearTimeout(timer))
-  // From here on its output (one log line per request) is drained, not kept: keeping it made the
-  // load generator slower with every request it measured.
-  child.stdout?.removeAllListeners('data')
-  child.stderr?.removeAllListeners('data')
-  child.stdout?.resume()
-  child.stderr?.resume()
+      const why = child.exitCode !== null ? `exited with ${child.exitCode}` : 'did not start in 60 s'
+      const text = output()
+      removeLog()
+      throw new Error(`${args.join(' ')} ${why}: ${text}`)
+    }
+    await delay(50)
+    port = portOf(output())
+  }
   return {
     port,
     child,
     stop: async () => {
-      if (child.exitCode !== null) return
+      if (child.exitCode !== null) return removeLog()
       child.kill('SIGTERM')
       const killer = setTimeout(() => child.kill('SIGKILL'), 5_000)
       await once(child, 'exit')
       clearTimeout(killer)
+      removeLog()
     },
   }
 }
