@@ -1,0 +1,56 @@
+import { Writable } from 'node:stream'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { buildTestApp, type TestApp } from './helpers.js'
+
+let t: TestApp
+const lines: Record<string, unknown>[] = []
+beforeAll(async () => {
+  const logDestination = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line))
+      done()
+    },
+  })
+  t = await buildTestApp({ logDestination })
+})
+afterAll(() => t.close())
+
+const completed = (reqId: string) =>
+  lines.filter((line) => line.msg === 'request completed' && line.reqId === reqId)
+
+test('one line per request names method, route, status, duration, request id, account, client IP and User-Agent', async () => {
+  const issued = await t.deps.apiKeys.issueApiKey({ plan: 'pro' })
+  const response = await t.app.inject({
+    method: 'GET',
+    url: '/v1/pets?limit=5',
+    remoteAddress: '203.0.113.7',
+    headers: {
+      authorization: `Bearer ${issued.key}`,
+      'user-agent': 'shop-sync/2.1',
+      'x-request-id': 'trace-42',
+    },
+  })
+  expect(response.statusCode).toBe(200)
+  const [line, ...more] = completed('trace-42')
+  expect(more).toEqual([])
+  expect(line).toMatchObject({
+    level: 30,
+    method: 'GET',
+    url: '/v1/pets?limit=5',
+    route: '/v1/pets',
+    statusCode: 200,
+    account: issued.apiKey.id,
+    ip: '203.0.113.7',
+    userAgent: 'shop-sync/2.1',
+  })
+  expect(line?.responseTime).toEqual(expect.any(Number))
+  expect(JSON.stringify(lines)).not.toContain(issued.key)
+})
+
+test('a request without an accepted key has no account; an unknown route is logged as unmatched', async () => {
+  await t.app.inject({ method: 'GET', url: '/v1/pets', headers: { 'x-request-id': 'no-key' } })
+  expect(completed('no-key')).toEqual([expect.objectContaining({ statusCode: 401, route: '/v1/pets' })])
+  expect(completed('no-key')[0]).not.toHaveProperty('account')
+  await t.app.inject({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'lost' } })
+  expect(completed('lost')).toEqual([expect.objectContaining({ statusCode: 404, route: 'unmatched' })])
+})
