@@ -54,3 +54,18 @@ test('a request without an accepted key has no account; an unknown route is logg
   await t.app.inject({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'lost' } })
   expect(completed('lost')).toEqual([expect.objectContaining({ statusCode: 404, route: 'unmatched' })])
 })
+
+test('a key sent in the query string never authenticates and never reaches a log line', async () => {
+  const issued = await t.deps.apiKeys.issueApiKey({ plan: 'pro' })
+  for (const parameter of ['api_key', 'access_token', 'apiKey', 'key', 'token']) {
+    const reqId = `query-${parameter}`
+    const response = await t.app.inject({
+      method: 'GET',
+      url: `/v1/pets?limit=5&${parameter}=${issued.key}&status=sold`,
+      headers: { 'x-request-id': reqId },
+    })
+    expect(response.statusCode).toBe(401)
+    expect(completed(reqId)[0]?.url).toBe(`/v1/pets?limit=5&${parameter}=[redacted]&status=sold`)
+  }
+  expect(JSON.stringify(lines)).not.toContain(issued.key)
+})

@@ -52,6 +52,14 @@ describe('createPet refuses bad bodies with 400 invalid_request and stores nothi
     ['categoryId -1', { name: 'Rex', categoryId: -1 }],
     ['categoryId 2^53', '{"name":"Rex","categoryId":9007199254740992}'],
     ['categoryId 1e300', '{"name":"Rex","categoryId":1e300}'],
+    ['categoryId 1e400', '{"name":"Rex","categoryId":1e400}'],
+    [
+      'categoryId 9007199254740990.6 (parses as a whole number)',
+      '{"name":"Rex","categoryId":9007199254740990.6}',
+    ],
+    ['categoryId 1.0000000000000001 (parses as 1)', '{"name":"Rex","categoryId":1.0000000000000001}'],
+    ['categoryId 1e-400 (parses as 0)', '{"name":"Rex","categoryId":1e-400}'],
+    ['categoryId 2.00000000000000001e1 (parses as 20)', '{"name":"Rex","categoryId":2.00000000000000001e1}'],
     ['categoryId null', { name: 'Rex', categoryId: null }],
     ['a missing name', { categoryId: 1 }],
     ['a missing categoryId', { name: 'Rex' }],
@@ -85,6 +93,35 @@ describe('createPet refuses bad bodies with 400 invalid_request and stores nothi
     expect(unknown.json().message).toContain('"colour"')
     const missing = await t.app.inject(post({ categoryId: 1 }))
     expect(missing.json().message).toBe('name is required')
+  })
+
+  test.each([
+    ['1.0', 1],
+    ['1e3', 1000],
+    ['10e-1', 1],
+    ['2.50e1', 25],
+    ['9007199254740991.000', 9007199254740991],
+  ])('categoryId %s is exactly a whole number and is stored as %d', async (literal, stored) => {
+    const response = await t.app.inject(post(`{"name":"Exact ${literal}","categoryId":${literal}}`))
+    expect(response.statusCode).toBe(201)
+    expect(response.json().categoryId).toBe(stored)
+  })
+
+  test('digits and dots inside strings are not numbers', async () => {
+    const response = await t.app.inject(post('{"name":"R2.5e \\"1.0000000000000001\\"","categoryId":7}'))
+    expect(response.statusCode).toBe(201)
+  })
+
+  test('a body that is not valid UTF-8 is 400, never stored as U+FFFD', async () => {
+    const before = await petCount()
+    const body = Buffer.concat([
+      Buffer.from('{"name":"Re'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('x","categoryId":1}'),
+    ])
+    const response = await expectError({ ...post(''), payload: body }, 400, 'invalid_request')
+    expect(response.json().message).toBe('the body is not valid UTF-8')
+    expect(await petCount()).toBe(before)
   })
 
   test('a POST with neither body nor Content-Type is 400', async () => {

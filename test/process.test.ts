@@ -1,4 +1,5 @@
-import type { ChildProcess } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -10,6 +11,7 @@ import {
   freePort,
   get,
   killService,
+  ROOT,
   runCli,
   type Service,
   spawnService,
@@ -172,6 +174,28 @@ describe('SIGTERM', () => {
     })
     socket.end()
     expect(await service.exited).toBe(0)
+  })
+
+  // npm signals its own child: without `exec` in the start script that child is a shell, which does not
+  // pass SIGTERM on, and node kept running after npm had exited.
+  it('kill -TERM of `npm start` reaches node: it drains, exits and frees its port', async () => {
+    const port = await freePort()
+    const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1' }
+    const npm = spawn('npm', ['start'], { cwd: ROOT, env, stdio: 'ignore' })
+    children.push(npm)
+    const service = { child: npm, port, stdout: () => '', stderr: () => '', exited: once(npm, 'exit') }
+    await waitUntilHealthy(service as unknown as Service)
+    npm.kill('SIGTERM')
+    await service.exited
+    let answered = true
+    for (let attempt = 0; attempt < 50 && answered; attempt++) {
+      answered = await get(port, '/healthz').then(
+        () => true,
+        () => false,
+      )
+      if (answered) await delay(100)
+    }
+    expect(answered, 'node still answers after npm exited').toBe(false)
   })
 
   // A response sent while closing says `Connection: close`: a kept-alive client cannot hold the

@@ -1,22 +1,82 @@
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../errors.js'
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+/** A JSON number with a fraction or an exponent, found where a value may start (never inside a string). */
+const NUMBER = /-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y
+
 /**
- * JSON is the only body the API takes: every other Content-Type is a 415. A `__proto__` or
- * `constructor` key parses as a plain own property (JSON.parse never touches prototypes) and the
- * schemas then refuse it as an unknown field, so it never reaches the services.
+ * JSON is the only body the API takes: every other Content-Type is a 415. The body must be valid UTF-8
+ * (never decoded into U+FFFD), and a number is never rounded into an integer: `9007199254740990.6` or
+ * `1.0000000000000001` would parse to a whole number, so they are 400s here rather than stored wrong. A
+ * `__proto__` or `constructor` key parses as a plain own property (JSON.parse never touches prototypes)
+ * and the schemas then refuse it as an unknown field, so it never reaches the services.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '') {
-      done(new AppError('invalid_request', 'the body is empty: send a JSON object'), undefined)
-      return
-    }
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      done(null, JSON.parse(body as string))
-    } catch {
-      done(new AppError('invalid_request', 'the body is not valid JSON'), undefined)
+      done(null, parseJson(body as Buffer))
+    } catch (error) {
+      done(error as AppError, undefined)
     }
   })
+}
+
+function parseJson(body: Buffer): unknown {
+  if (body.length === 0) throw new AppError('invalid_request', 'the body is empty: send a JSON object')
+  let text: string
+  try {
+    text = UTF8.decode(body)
+  } catch {
+    throw new AppError('invalid_request', 'the body is not valid UTF-8')
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw new AppError('invalid_request', 'the body is not valid JSON')
+  }
+  if (/\d[.eE]/.test(text)) refuseRoundedIntegers(text)
+  return value
+}
+
+/** Walks the number literals outside strings; one whose double is a whole number it is not exactly is a 400. */
+function refuseRoundedIntegers(text: string): void {
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index]
+    if (inString) {
+      if (char === '\\') index++
+      else if (char === '"') inString = false
+    } else if (char === '"') {
+      inString = true
+    } else if (char === '-' || (char !== undefined && char >= '0' && char <= '9')) {
+      NUMBER.lastIndex = index
+      const match = NUMBER.exec(text)
+      if (!match) continue
+      if (isRounded(match[0], match[1] ?? '', match[2] ?? '', Number(match[3] ?? 0))) {
+        throw new AppError(
+          'invalid_request',
+          `the number ${match[0].slice(0, 40)} is not exactly an integer: send whole numbers without a fraction`,
+        )
+      }
+      index = NUMBER.lastIndex - 1
+    }
+  }
+}
+
+/** True when JSON.parse makes a whole number of a literal whose exact decimal value is another number. */
+function isRounded(literal: string, whole: string, fraction: string, exponent: number): boolean {
+  const parsed = Number(literal)
+  if (!Number.isInteger(parsed) || (fraction === '' && exponent === 0)) return false
+  // The literal is digits × 10^scale; it is a whole number exactly when the scale is not negative once
+  // the trailing zeros of its digits are dropped.
+  const digits = (whole + fraction).replace(/^0+(?=\d)/, '')
+  const significant = digits.replace(/0+$/, '')
+  const scale = exponent - fraction.length + (digits.length - significant.length)
+  if (significant === '') return false
+  if (scale < 0) return true
+  const exact = BigInt(significant) * 10n ** BigInt(scale)
+  return BigInt(parsed) !== (literal.startsWith('-') ? -exact : exact)
 }

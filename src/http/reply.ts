@@ -89,7 +89,7 @@ function registerAccessLog(app: FastifyInstance, logger: Logger, metrics: Metric
         {
           reqId: request.id,
           method: request.method,
-          url: request.url,
+          url: loggableUrl(request.url),
           route,
           statusCode: reply.statusCode,
           responseTime: reply.elapsedTime,
@@ -102,4 +102,12 @@ function registerAccessLog(app: FastifyInstance, logger: Logger, metrics: Metric
     }
     done()
   })
+}
+
+/** Query parameters where clients put credentials by mistake; they never authenticate (only the header does). */
+const CREDENTIAL_PARAMETER = /([?&](?:api[_-]?key|access[_-]?token|token|key)=)[^&#]*/gi
+
+/** The URL as logged: the value of any credential-like query parameter replaced. */
+export function loggableUrl(url: string): string {
+  return url.includes('=') ? url.replace(CREDENTIAL_PARAMETER, '$1[redacted]') : url
 }
