@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import type { DbHandle } from './handle.js'
 import { migrateToLatest } from './migrate.js'
@@ -105,4 +106,20 @@ test('the change token moves on this handle’s own commits and on another proce
   expect(token()).toBe(second)
   await nextTurn()
   expect(token()).not.toBe(second)
+})
+
+test('an error after SQLite rolled the transaction back by itself is the error the caller gets', async () => {
+  const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
+  const before = await handle.db.selectFrom('pets').select('id').execute()
+  const failing = handle.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('pets')
+      .values({ name: 'Lost', category_id: 1, status: null, created_at: 0 })
+      .execute()
+    // What SQLite does by itself when the disk fills up while it writes the transaction.
+    await sql.raw('ROLLBACK').execute(trx)
+    throw full
+  })
+  await expect(failing).rejects.toBe(full)
+  expect(await handle.db.selectFrom('pets').select('id').execute()).toEqual(before)
 })

@@ -102,14 +102,18 @@ function openFile(path: string): SQLite.Database {
 }
 
 /**
- * Kysely prepares every query it runs; better-sqlite3 statements are reusable, so each SQL text is
- * prepared once. (Statements run to completion synchronously, so sharing one is safe.)
+ * What Kysely's SQLite driver runs its queries on. Each SQL text is prepared once (statements run to
+ * completion synchronously, so sharing one is safe). A `ROLLBACK` with no transaction open is a no-op:
+ * on a full disk or an I/O error SQLite rolls the transaction back by itself, and Kysely's own ROLLBACK
+ * would then fail and replace the error that says why (SQLITE_FULL, a 503) with one that does not (a 500).
  */
 function withStatementCache(sqlite: SQLite.Database) {
   const statements = new Map<string, SQLite.Statement>()
+  const alreadyRolledBack = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }) }
   return {
     close: () => sqlite.close(),
     prepare: (sql: string) => {
+      if (sql === 'rollback' && !sqlite.inTransaction) return alreadyRolledBack as unknown as SQLite.Statement
       let statement = statements.get(sql)
       if (!statement) {
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
