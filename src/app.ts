@@ -10,6 +10,7 @@ import { registerHealthRoutes } from './http/health.js'
 import { registerJsonBodyParser } from './http/json-body.js'
 import { registerMetricsRoute } from './http/metrics.js'
 import { registerOpenApi } from './http/openapi.js'
+import { registerHostCheck } from './http/public-url.js'
 import { registerReplyHooks } from './http/reply.js'
 import { requestIdOf } from './http/request-context.js'
 import { createValidatorCompiler } from './http/validation.js'
@@ -92,6 +93,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   registerJsonBodyParser(app)
   registerErrorHandling(app)
+  registerHostCheck(app)
   // One hook per stage of a request: the guard (onRequest), headers (onSend), log and metrics (onResponse).
   registerReplyHooks(app, deps)
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)

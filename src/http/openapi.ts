@@ -1,8 +1,10 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import YAML from 'yaml'
 import type { Config } from '../config.js'
-import { publicUrlOf } from './public-url.js'
+import { sha256 } from '../sha256.js'
+import { baseAddressHeaders, publicUrlOf } from './public-url.js'
 
 const DESCRIPTION = [
   'Manages the animals of a pet store. Every operation needs an API key sent as `Authorization: Bearer <key>`.',
@@ -15,7 +17,9 @@ const DESCRIPTION = [
 /**
  * The OpenAPI 3.1 document, generated from the routes' TypeBox schemas, at /v1/openapi.json, and an
  * interactive reference at /v1/docs whose assets are all served from here (the page fetches nothing
- * from other hosts).
+ * from other hosts). The document is rendered once per process and base address (JSON and YAML), never
+ * per request: the docs plugin's own /json and /yaml (a deep copy and a YAML rendering on every request)
+ * are answered from those renderings before its handlers run.
  */
 export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
   await app.register(swagger, {
@@ -38,20 +42,72 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`),
     },
   })
-  const withServers = (document: unknown, request: FastifyRequest) => documentFor(document, config, request)
+  const documents = createDocuments(app, config)
+  const send = (request: FastifyRequest, reply: FastifyReply, format: 'json' | 'yaml') =>
+    sendDocument(request, reply, documents(publicUrlOf(config, request)), format, baseAddressHeaders(config))
   await app.register(swaggerUi, {
     routePrefix: '/v1/docs',
     uiConfig: { deepLinking: true, displayRequestDuration: true },
-    transformSpecification: withServers,
+    uiHooks: {
+      onRequest: (request, reply, done) => {
+        const format = DOCS_DOCUMENTS[request.routeOptions.url ?? '']
+        if (format) send(request, reply, format)
+        else done()
+      },
+    },
   })
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async (request) =>
-    withServers(app.swagger(), request),
-  )
+  app.get('/v1/openapi.json', { schema: { hide: true } }, (request, reply) => send(request, reply, 'json'))
+}
+
+/** The docs plugin's document routes, and the format each serves. */
+const DOCS_DOCUMENTS: Readonly<Record<string, 'json' | 'yaml'>> = {
+  '/v1/docs/json': 'json',
+  '/v1/docs/yaml': 'yaml',
+}
+
+interface RenderedDocument {
+  json: string
+  yaml: string
+  etag: string
+}
+
+/** Base addresses whose documents are kept; a Host that keeps changing costs a rendering, not memory. */
+const DOCUMENTS_KEPT = 16
+
+function createDocuments(app: FastifyInstance, config: Config) {
+  const rendered = new Map<string, RenderedDocument>()
+  return (baseUrl: string): RenderedDocument => {
+    let document = rendered.get(baseUrl)
+    if (!document) {
+      const object = documentFor(app.swagger(), config, baseUrl)
+      const json = JSON.stringify(object)
+      document = { json, yaml: YAML.stringify(object), etag: `"${sha256(json).slice(0, 27)}"` }
+      if (rendered.size >= DOCUMENTS_KEPT) rendered.clear()
+      rendered.set(baseUrl, document)
+      app.log.debug({ baseUrl }, 'OpenAPI document rendered')
+    }
+    return document
+  }
+}
+
+/** A rendered document with its validators; a matching If-None-Match gets 304 and no body. */
+function sendDocument(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  document: RenderedDocument,
+  format: 'json' | 'yaml',
+  vary: string | undefined,
+): FastifyReply {
+  reply.header('cache-control', 'no-cache').header('etag', document.etag)
+  if (vary) reply.header('vary', vary)
+  if (request.headers['if-none-match'] === document.etag) return reply.code(304).send()
+  const type = format === 'json' ? 'application/json; charset=utf-8' : 'application/x-yaml'
+  return reply.type(type).send(format === 'json' ? document.json : document.yaml)
 }
 
 /** The document with its servers: this one first (so "Try it" calls it), then production and staging. */
-function documentFor(document: unknown, config: Config, request: FastifyRequest): Record<string, unknown> {
-  const here = { url: publicUrlOf(config, request), description: `This server (${config.env})` }
+function documentFor(document: unknown, config: Config, baseUrl: string): Record<string, unknown> {
+  const here = { url: baseUrl, description: `This server (${config.env})` }
   const servers = [here]
   for (const server of [
     { url: config.productionUrl, description: 'Production' },

@@ -1,11 +1,49 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
+import { AppError } from '../errors.js'
 
-const SANE_HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/
+const HOST_NAME =
+  /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
+const IPV6_LITERAL = /^\[[0-9A-Fa-f:.]+\]$/
 
-/** The base address ending in /v1 for Link headers: configured, or derived from the request's Host. */
+/** `host[:port]` as RFC 9110 allows it in Host: a name, an IPv4 address or a bracketed IPv6 one. */
+export function isValidHost(value: string): boolean {
+  const match = /^(.*?)(?::(\d{1,5}))?$/.exec(value)
+  const [, name = '', port] = match ?? []
+  if (port !== undefined && Number(port) > 65535) return false
+  return value.length <= 261 && (HOST_NAME.test(name) || IPV6_LITERAL.test(name))
+}
+
+/**
+ * The base address ending in /v1 for `Link` headers and the OpenAPI `servers`: the configured one, or
+ * one derived from the request, only from well-formed sources: the Host (or, with TRUST_PROXY only,
+ * X-Forwarded-Host) when it is a valid host[:port], else the listening address; `https` only when the
+ * connection (or, with TRUST_PROXY only, X-Forwarded-Proto) says exactly that, else `http`.
+ */
 export function publicUrlOf(config: Config, request: FastifyRequest): string {
   if (config.publicUrl) return config.publicUrl
-  const host = SANE_HOST.test(request.host) ? request.host : `${config.host}:${config.port}`
-  return `${request.protocol}://${host}/v1`
+  const host = isValidHost(request.host) ? request.host : `${config.host}:${config.port}`
+  const protocol = request.protocol === 'https' ? 'https' : 'http'
+  return `${protocol}://${host}/v1`
+}
+
+/** The request headers a derived base address depends on, for `Vary`. */
+export function baseAddressHeaders(config: Config): string | undefined {
+  if (config.publicUrl) return undefined
+  return config.trustProxy === false ? 'Host' : 'Host, X-Forwarded-Host, X-Forwarded-Proto'
+}
+
+/** RFC 9112 §3.2: a request with more than one Host header line is a 400, whatever its path. */
+export function registerHostCheck(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    const raw = request.raw.rawHeaders
+    let hosts = 0
+    for (let index = 0; index < raw.length; index += 2) {
+      const name = raw[index] as string
+      if (name.length === 4 && name.toLowerCase() === 'host') hosts++
+    }
+    if (hosts > 1)
+      return done(new AppError('invalid_request', 'the request must carry exactly one Host header'))
+    done()
+  })
 }

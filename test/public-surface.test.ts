@@ -1,0 +1,108 @@
+import { Writable } from 'node:stream'
+import { afterEach, describe, expect, test } from 'vitest'
+import { buildTestApp, serveTestApp, type TestApp } from './helpers.js'
+import { sendRaw } from './raw-http.js'
+
+/** The unauthenticated documents, and where the base address in them and in Link headers comes from. */
+
+let t: TestApp | undefined
+afterEach(async () => {
+  await t?.close()
+  t = undefined
+})
+
+const serversOf = async (app: TestApp, headers: Record<string, string>) =>
+  (await app.app.inject({ method: 'GET', url: '/v1/openapi.json', headers })).json().servers[0].url
+
+describe('the base address taken from a request', () => {
+  test('a Host that is not a valid host[:port] is not used', async () => {
+    t = await buildTestApp()
+    expect(await serversOf(t, { host: 'shop.example:8443' })).toBe('http://shop.example:8443/v1')
+    for (const host of ['evil.example:99999', 'a b', 'x.example/path', '-x.example', 'ex ample:80']) {
+      expect(await serversOf(t, { host })).toBe('http://127.0.0.1:8080/v1')
+    }
+  })
+
+  test('X-Forwarded-* count only with TRUST_PROXY, and X-Forwarded-Proto only as http or https', async () => {
+    t = await buildTestApp()
+    const forwarded = { host: 'inner:8080', 'x-forwarded-host': 'shop.example', 'x-forwarded-proto': 'https' }
+    expect(await serversOf(t, forwarded)).toBe('http://inner:8080/v1')
+    await t.close()
+    t = await buildTestApp({ env: { TRUST_PROXY: 'true' } })
+    expect(await serversOf(t, forwarded)).toBe('https://shop.example/v1')
+    expect(await serversOf(t, { ...forwarded, 'x-forwarded-proto': 'javascript' })).toBe(
+      'http://shop.example/v1',
+    )
+    expect(await serversOf(t, { ...forwarded, 'x-forwarded-host': 'bad host' })).toBe(
+      'https://127.0.0.1:8080/v1',
+    )
+  })
+
+  test('a request with two Host header lines is 400, whatever its path', async () => {
+    const served = await serveTestApp()
+    t = served
+    for (const path of ['/v1/openapi.json', '/v1/pets', '/healthz']) {
+      const reply = (
+        await sendRaw(
+          served.port,
+          `GET ${path} HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n`,
+        )
+      ).toString()
+      expect(reply).toMatch(/^HTTP\/1\.1 400 /)
+      expect(reply).toContain('"code":"invalid_request"')
+      expect(reply).toContain('exactly one Host header')
+    }
+  })
+})
+
+describe('the OpenAPI document', () => {
+  test('openapi.json is revalidated, not stored stale: no-cache, a strong ETag, Vary, and 304 on a match', async () => {
+    t = await buildTestApp()
+    const first = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })
+    expect(first.headers['cache-control']).toBe('no-cache')
+    expect(first.headers.etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/)
+    expect(first.headers.vary).toBe('Host')
+    const again = await t.app.inject({
+      method: 'GET',
+      url: '/v1/openapi.json',
+      headers: { 'if-none-match': String(first.headers.etag) },
+    })
+    expect(again.statusCode).toBe(304)
+    expect(again.body).toBe('')
+    const elsewhere = await t.app.inject({
+      method: 'GET',
+      url: '/v1/openapi.json',
+      headers: { host: 'shop.example' },
+    })
+    expect(elsewhere.headers.etag).not.toBe(first.headers.etag)
+  })
+
+  test('is rendered once per process and base address, however often and in whichever format it is asked for', async () => {
+    const lines: string[] = []
+    const logDestination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk))
+        done()
+      },
+    })
+    t = await buildTestApp({ logDestination, env: { LOG_LEVEL: 'debug' } })
+    const bodies = new Set<string>()
+    for (let i = 0; i < 20; i++) {
+      for (const url of ['/v1/openapi.json', '/v1/docs/json', '/v1/docs/yaml']) {
+        const response = await t.app.inject({ method: 'GET', url })
+        expect(response.statusCode).toBe(200)
+        bodies.add(response.body)
+      }
+    }
+    await t.app.inject({ method: 'GET', url: '/v1/docs/yaml', headers: { host: 'shop.example' } })
+    const renderings = lines.filter((line) => line.includes('OpenAPI document rendered'))
+    expect(renderings.map((line) => JSON.parse(line).baseUrl)).toEqual([
+      'http://localhost:80/v1',
+      'http://shop.example/v1',
+    ])
+    expect(bodies.size).toBe(2)
+    const yaml = await t.app.inject({ method: 'GET', url: '/v1/docs/yaml' })
+    expect(yaml.headers['content-type']).toBe('application/x-yaml')
+    expect(yaml.body).toContain('openapi: 3.1.0')
+  })
+})
