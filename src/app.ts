@@ -4,7 +4,7 @@ import type { Config } from './config.js'
 import type { Deps } from './deps.js'
 import { ErrorBody } from './http/error.schemas.js'
 import { registerErrorHandling } from './http/error-handler.js'
-import { answerClientError, answerFrameworkError } from './http/framework-errors.js'
+import { answerClientError, createFrameworkErrorHandler } from './http/framework-errors.js'
 import { registerGuard } from './http/guard.js'
 import { registerHealthRoutes } from './http/health.js'
 import { registerJsonBodyParser } from './http/json-body.js'
@@ -76,7 +76,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT_BYTES,
     // Longer than any URL Node accepts: an over-long petId reaches validation and gets its 400.
     routerOptions: { maxParamLength: 16 * 1024 },
-    frameworkErrors: answerFrameworkError,
+    frameworkErrors: createFrameworkErrorHandler(deps),
     clientErrorHandler: answerClientError,
     trustProxy: trustProxyOption(config.trustProxy),
     // Slow clients (slow-loris) cannot hold a connection: headers and the whole request must arrive in

@@ -46,7 +46,7 @@ export function registerGuard(app: FastifyInstance, deps: GuardDeps): void {
   app.addHook('onRequest', (request, _reply, done) => {
     if (!isApiRequest(request)) return done()
     try {
-      const pending = guard(request, deps)
+      const pending = guard(request, deps, request.ip)
       if (pending) pending.then(() => done(), done)
       else done()
     } catch (error) {
@@ -55,17 +55,21 @@ export function registerGuard(app: FastifyInstance, deps: GuardDeps): void {
   })
 }
 
-function guard(request: FastifyRequest, deps: GuardDeps): Promise<void> | undefined {
+/**
+ * The guard's decision for one request whose client is `ip`: sets `request.caller`, and throws the
+ * refusal (429) or the authentication failure (401). Also used for requests the router refused.
+ */
+export function guard(request: FastifyRequest, deps: GuardDeps, ip: string): Promise<void> | undefined {
   let verified: ApiKey | Promise<ApiKey>
   try {
     verified = deps.apiKeys.verifyApiKey(bearerToken(request.headers.authorization))
   } catch (error) {
-    return admit(request, deps, null, authFailure(error))
+    return admit(request, deps, ip, null, authFailure(error))
   }
-  if (!(verified instanceof Promise)) return admit(request, deps, verified, null)
+  if (!(verified instanceof Promise)) return admit(request, deps, ip, verified, null)
   return verified.then(
-    (apiKey) => admit(request, deps, apiKey, null),
-    (error) => admit(request, deps, null, authFailure(error)),
+    (apiKey) => admit(request, deps, ip, apiKey, null),
+    (error) => admit(request, deps, ip, null, authFailure(error)),
   )
 }
 
@@ -73,11 +77,12 @@ function guard(request: FastifyRequest, deps: GuardDeps): Promise<void> | undefi
 function admit(
   request: FastifyRequest,
   deps: GuardDeps,
+  ip: string,
   apiKey: ApiKey | null,
   failure: AppError | null,
 ): Promise<void> | undefined {
   const limits = apiKey ? apiKey.limits : FREE_LIMITS
-  const subject = apiKey ? keySubject(apiKey.id) : ipSubject(request.ip)
+  const subject = apiKey ? keySubject(apiKey.id) : ipSubject(ip)
   const decided = deps.rateLimitStore.consume(subject, limits, deps.clock.now())
   const settle = (rateLimit: Decision) => {
     request.caller = { apiKey, limits, rateLimit }
