@@ -130,6 +130,10 @@ export const ConfigSchema = Type.Object({
     10,
   ),
   PETSTORE_BAN_SECONDS: count('length of a ban', 900),
+  PETSTORE_PUBLIC_PER_MINUTE: count(
+    'requests per minute and client IP to the documentation (`/v1/openapi.json`, `/v1/docs`), which needs no key',
+    600,
+  ),
   TRUST_PROXY: text(
     'petstore.trust-proxy',
     'whose `X-Forwarded-For` gives the client IP: `false`, `true`, a hop count, or a comma list of proxy addresses/CIDRs',

@@ -72,6 +72,8 @@ function toConfig(variables: Variables) {
     /** Refusals inside one window after which a key (or client IP) is banned. */
     banAfter: variables.PETSTORE_BAN_AFTER,
     banSeconds: variables.PETSTORE_BAN_SECONDS,
+    /** Requests per minute and client IP to the unauthenticated documentation. */
+    publicPerMinute: variables.PETSTORE_PUBLIC_PER_MINUTE,
     /** Which proxies' X-Forwarded-For to believe: none (false), all (true), a hop count or addresses. */
     trustProxy: trustProxyOf(variables.TRUST_PROXY),
     /** Slow clients: the longest a request's headers, and the whole request, may take to arrive. */

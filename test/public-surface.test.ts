@@ -106,3 +106,27 @@ describe('the OpenAPI document', () => {
     expect(yaml.body).toContain('openapi: 3.1.0')
   })
 })
+
+describe('the documentation is limited per client IP', () => {
+  test('past PETSTORE_PUBLIC_PER_MINUTE a client gets 429 with the Error body and Retry-After; others and the probes do not', async () => {
+    t = await buildTestApp({ env: { PETSTORE_PUBLIC_PER_MINUTE: '5' } })
+    t.clock.set(Date.UTC(2027, 2, 10, 10, 0, 45))
+    const from = (remoteAddress: string, url: string) => t?.app.inject({ method: 'GET', url, remoteAddress })
+    const urls = [
+      '/v1/openapi.json',
+      '/v1/docs/json',
+      '/v1/docs/yaml',
+      '/v1/docs/static/index.html',
+      '/v1/openapi.json',
+    ]
+    for (const url of urls) expect((await from('198.51.100.1', url))?.statusCode).toBeLessThan(400)
+    const refused = await from('198.51.100.1', '/v1/docs/yaml')
+    expect(refused?.statusCode).toBe(429)
+    expect(refused?.json()).toMatchObject({ code: 'rate_limited', status: 429 })
+    expect(refused?.headers['retry-after']).toBe('15')
+    expect((await from('198.51.100.2', '/v1/openapi.json'))?.statusCode).toBe(200)
+    expect((await from('198.51.100.1', '/healthz'))?.statusCode).toBe(200)
+    t.clock.advance(15_000)
+    expect((await from('198.51.100.1', '/v1/openapi.json'))?.statusCode).toBe(200)
+  })
+})

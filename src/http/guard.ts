@@ -3,11 +3,13 @@ import { limitsFor } from '../api-keys/api-keys.plans.js'
 import type { ApiKey } from '../api-keys/api-keys.repository.js'
 import type { ApiKeyService } from '../api-keys/api-keys.service.js'
 import type { Clock } from '../clock.js'
+import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 import type { Decision, Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
 import { ipSubject, keySubject } from '../rate-limit/subjects.js'
 import { isApiRequest } from './api-paths.js'
 import type { Metrics } from './metrics.js'
+import { isPublicSurface, limitPublicSurface, publicLimits } from './public-limit.js'
 
 /** Who sent an API request, and what the limiter decided: set once by the guard, read by routes and headers. */
 export interface Caller {
@@ -29,6 +31,7 @@ export interface GuardDeps {
   rateLimitStore: RateLimitStore
   clock: Clock
   metrics: Metrics
+  config: Pick<Config, 'publicPerMinute'>
 }
 
 const FREE_LIMITS = limitsFor('free')
@@ -39,14 +42,17 @@ const BEARER = /^Bearer +(\S+) *$/i
  * included): authenticate the bearer key, count the request (per key, or per client IP with the Free
  * numbers when the key is missing or refused, so 401s are counted and keys cannot be guessed at speed),
  * then refuse it (429, then 401) or let it through with `request.caller` set. Synchronous whenever the
- * key lookup and the limiter can answer from memory.
+ * key lookup and the limiter can answer from memory. The documentation surface is limited here too, per
+ * client IP (public-limit.ts).
  */
 export function registerGuard(app: FastifyInstance, deps: GuardDeps): void {
   app.decorateRequest('caller', null)
+  const publicDeps = { ...deps, publicLimits: publicLimits(deps.config.publicPerMinute) }
   app.addHook('onRequest', (request, _reply, done) => {
-    if (!isApiRequest(request)) return done()
+    const api = isApiRequest(request)
+    if (!api && !isPublicSurface(request)) return done()
     try {
-      const pending = guard(request, deps, request.ip)
+      const pending = api ? guard(request, deps, request.ip) : limitPublicSurface(request, publicDeps)
       if (pending) pending.then(() => done(), done)
       else done()
     } catch (error) {
