@@ -130,3 +130,27 @@ describe('the documentation is limited per client IP', () => {
     expect((await from('198.51.100.1', '/v1/openapi.json'))?.statusCode).toBe(200)
   })
 })
+
+describe('the docs page’s files answer their own 4xx', () => {
+  test('a range past the end is 416 with Content-Range, a failed If-Match 412, never a 500 or an error log', async () => {
+    const lines: string[] = []
+    const logDestination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk))
+        done()
+      },
+    })
+    t = await buildTestApp({ logDestination })
+    const file = '/v1/docs/static/index.css'
+    const whole = await t.app.inject({ method: 'GET', url: file })
+    expect(whole.statusCode).toBe(200)
+    const range = await t.app.inject({ method: 'GET', url: file, headers: { range: 'bytes=99999999-' } })
+    expect(range.statusCode).toBe(416)
+    expect(range.json()).toMatchObject({ code: 'range_not_satisfiable', status: 416 })
+    expect(range.headers['content-range']).toBe(`bytes */${whole.rawPayload.length}`)
+    const stale = await t.app.inject({ method: 'GET', url: file, headers: { 'if-match': '"stale"' } })
+    expect(stale.statusCode).toBe(412)
+    expect(stale.json()).toMatchObject({ code: 'precondition_failed', status: 412 })
+    expect(lines.filter((line) => JSON.parse(line).level >= 50)).toEqual([])
+  })
+})

@@ -92,7 +92,7 @@ export interface components {
              * @description Machine-readable error code; see the list in each response.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "header_too_large" | "rate_limited" | "key_banned" | "internal_error" | "unavailable";
+            code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "idempotency_key_reused" | "header_too_large" | "rate_limited" | "key_banned" | "internal_error" | "unavailable";
             /** @description One sentence a person can act on. */
             message: string;
             /** @description The HTTP status code of the response. */

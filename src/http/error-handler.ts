@@ -12,6 +12,21 @@ const FRAMEWORK_ERRORS: Readonly<Record<string, () => AppError>> = {
     new AppError('invalid_request', 'Content-Length does not match the body sent'),
 }
 
+/** What the docs page's file server (@fastify/static) refuses, answered as such: never a 500. */
+const STATIC_FILE_ERRORS: Readonly<
+  Record<number, (error: { headers?: Record<string, string> }) => AppError>
+> = {
+  403: () => new AppError('forbidden', 'this file may not be read'),
+  404: () => new AppError('not_found', 'there is no such file'),
+  412: () => new AppError('precondition_failed', 'the file does not match If-Match or If-Unmodified-Since'),
+  416: (error) => {
+    const range = error.headers?.['Content-Range']
+    return new AppError('range_not_satisfiable', 'the requested range is outside the file', {
+      ...(range && { 'content-range': range }),
+    })
+  },
+}
+
 /** Maps anything thrown while handling a request to the AppError whose body the client gets. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error
@@ -24,6 +39,8 @@ export function toAppError(error: unknown): AppError {
   const known = fastifyError.code === undefined ? undefined : FRAMEWORK_ERRORS[fastifyError.code]
   if (known) return known()
   if (fastifyError.statusCode === 400) return new AppError('invalid_request', 'the request is malformed')
+  const fromFiles = STATIC_FILE_ERRORS[fastifyError.statusCode ?? 0]
+  if (fromFiles) return fromFiles(error as { headers?: Record<string, string> })
   return new AppError(
     'internal_error',
     'something went wrong on our side; the request id identifies it for support',
