@@ -96,9 +96,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerHostCheck(app)
   // One hook per stage of a request: the guard (onRequest), headers (onSend), log and metrics (onResponse).
   registerReplyHooks(app, deps)
+  // CORS answers preflights before the guard; the guard comes before the docs page's plugin, since a
+  // hook reaches only the plugins registered after it.
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
-  await registerOpenApi(app, config)
   registerGuard(app, deps)
+  await registerOpenApi(app, config)
   registerPetRoutes(app, deps)
   registerHealthRoutes(app, deps.checkReady)
   // With METRICS_PORT set, main.ts serves /metrics on that port instead.

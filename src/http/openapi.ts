@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import YAML from 'yaml'
 import type { Config } from '../config.js'
 import { sha256 } from '../sha256.js'
+import { whenWritable } from './pipelining.js'
 import { baseAddressHeaders, publicUrlOf } from './public-url.js'
 
 const DESCRIPTION = [
@@ -45,18 +46,25 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
   const documents = createDocuments(app, config)
   const send = (request: FastifyRequest, reply: FastifyReply, format: 'json' | 'yaml') =>
     sendDocument(request, reply, documents(publicUrlOf(config, request)), format, baseAddressHeaders(config))
-  await app.register(swaggerUi, {
-    routePrefix: '/v1/docs',
-    uiConfig: { deepLinking: true, displayRequestDuration: true },
-    uiHooks: {
-      onRequest: (request, reply, done) => {
+  // In a plugin of its own, so that this hook covers the page's static files too (uiHooks do not).
+  await app.register(async (docs) => {
+    docs.addHook('onRequest', (request, reply, done) =>
+      whenWritable(reply, () => {
         const format = DOCS_DOCUMENTS[request.routeOptions.url ?? '']
         if (format) send(request, reply, format)
         else done()
-      },
-    },
+      }),
+    )
+    await docs.register(swaggerUi, {
+      routePrefix: '/v1/docs',
+      uiConfig: { deepLinking: true, displayRequestDuration: true },
+    })
   })
-  app.get('/v1/openapi.json', { schema: { hide: true } }, (request, reply) => send(request, reply, 'json'))
+  app.get(
+    '/v1/openapi.json',
+    { schema: { hide: true }, onRequest: (_request, reply, done) => whenWritable(reply, done) },
+    (request, reply) => send(request, reply, 'json'),
+  )
 }
 
 /** The docs plugin's document routes, and the format each serves. */
