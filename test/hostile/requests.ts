@@ -3,7 +3,8 @@ import fc from 'fast-check'
 /**
  * Generated HTTP/1.1 requests, as raw bytes: valid and invalid values from the OpenAPI schemas, deep
  * nesting, huge numbers, `__proto__` and `constructor` keys, invalid UTF-8, NUL bytes, very long and
- * duplicated headers, odd methods.
+ * duplicated headers (Host included), ranges and validators, odd methods; on the API and on every path
+ * that needs no key.
  */
 
 export interface GeneratedRequest {
@@ -128,9 +129,29 @@ const query = fc
   )
   .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`))
 
+/** Every path that needs no key: the documents, the docs page and its files, the probes, the metrics. */
+const keylessPath = fc.constantFrom(
+  '/v1/openapi.json',
+  '/v1/docs',
+  '/v1/docs/',
+  '/v1/docs/json',
+  '/v1/docs/yaml',
+  '/v1/docs/static/index.css',
+  '/v1/docs/static/swagger-ui-bundle.js',
+  '/v1/docs/static/../../package.json',
+  '/v1/docs/static/%2e%2e/%2e%2e/package.json',
+  '/v1/docs/static/nope.js',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/',
+  '/v1',
+)
+
 const target = fc.oneof(
   { weight: 5, arbitrary: query.map((q) => `/v1/pets${q}`) },
   { weight: 4, arbitrary: petId.map((id) => `/v1/pets/${id}`) },
+  { weight: 2, arbitrary: fc.tuple(keylessPath, query).map(([path, q]) => `${path}${q}`) },
   {
     weight: 1,
     arbitrary: fc.constantFrom(
@@ -211,6 +232,12 @@ export function generatedRequest(apiKey: string): fc.Arbitrary<GeneratedRequest>
         'content-type',
         'x-custom',
         '__proto__',
+        'range',
+        'if-match',
+        'if-none-match',
+        'x-forwarded-host',
+        'x-forwarded-proto',
+        'host',
       ),
       headerValue,
     ),
