@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { setTimeout as delay } from 'node:timers/promises'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { type ServedApp, serveTestApp } from './helpers.js'
+import { onServices, type ServedApp, serveTestApp } from './helpers.js'
 
 /**
  * Pipelined requests from a client that never reads (a slow reader at its most extreme), on every path
@@ -20,6 +20,8 @@ const openFds = () => readdirSync('/proc/self/fd').length
 const rssMB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024
 
 const PIPELINED = 2_000
+/** On PostgreSQL, /readyz's queries may open the pool's connections (PETSTORE_DB_POOL_SIZE, 10): sockets that stay pooled. */
+const POOL = onServices ? 10 : 0
 
 async function pipelineWithoutReading(path: string): Promise<{ during: number }> {
   const socket = connect(t.port, '127.0.0.1')
@@ -48,16 +50,19 @@ test.each([
   async (path) => {
     const before = openFds()
     const { during } = await pipelineWithoutReading(path)
-    expect(during - before, 'descriptors open while the requests queue').toBeLessThan(10)
-    expect(openFds() - before, 'descriptors left after the client went away').toBeLessThanOrEqual(1)
+    expect(during - before, 'descriptors open while the requests queue').toBeLessThan(10 + POOL)
+    expect(openFds() - before, 'descriptors left after the client went away').toBeLessThanOrEqual(1 + POOL)
   },
 )
 
-test('memory does not grow with pipelined requests for the documents', async () => {
-  const before = rssMB()
-  for (let round = 0; round < 3; round++) {
+test('memory does not grow round after round of pipelined requests for the documents', async () => {
+  const round = async () => {
     for (const path of ['/v1/docs/yaml', '/v1/docs/json', '/v1/openapi.json'])
       await pipelineWithoutReading(path)
   }
-  expect(rssMB() - before).toBeLessThan(64)
+  // The first round grows the heap to what queued requests need; later rounds reuse it.
+  await round()
+  const warm = rssMB()
+  for (let i = 0; i < 4; i++) await round()
+  expect(rssMB() - warm).toBeLessThan(48)
 })
