@@ -60,9 +60,11 @@ test('memory does not grow round after round of pipelined requests for the docum
     for (const path of ['/v1/docs/yaml', '/v1/docs/json', '/v1/openapi.json'])
       await pipelineWithoutReading(path)
   }
-  // The first round grows the heap to what queued requests need; later rounds reuse it.
+  // The first round grows the heap to what queued requests need; later rounds reuse it. V8 collects
+  // lazily, so the bound leaves room for garbage: a response buffered per queued request (a YAML
+  // rendering is about 60 KB) would grow it by hundreds of MB.
   await round()
   const warm = rssMB()
   for (let i = 0; i < 4; i++) await round()
-  expect(rssMB() - warm).toBeLessThan(48)
+  expect(rssMB() - warm).toBeLessThan(128)
 })
