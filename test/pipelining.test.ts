@@ -61,8 +61,8 @@ test('memory does not grow round after round of pipelined requests for the docum
       await pipelineWithoutReading(path)
   }
   // The first round grows the heap to what queued requests need; later rounds reuse it. V8 collects
-  // lazily, so the bound leaves room for garbage: a response buffered per queued request (a YAML
-  // rendering is about 60 KB) would grow it by hundreds of MB.
+  // lazily, so the bound leaves room for garbage: a response buffered per queued request (the YAML
+  // document is tens of kilobytes) would grow it by hundreds of MB.
   await round()
   const warm = rssMB()
   for (let i = 0; i < 4; i++) await round()
