@@ -10,7 +10,6 @@ import { registerHealthRoutes } from './http/health.js'
 import { registerJsonBodyParser } from './http/json-body.js'
 import { registerMetricsRoute } from './http/metrics.js'
 import { registerOpenApi } from './http/openapi.js'
-import { registerHostCheck } from './http/public-url.js'
 import { registerReplyHooks } from './http/reply.js'
 import { requestIdOf } from './http/request-context.js'
 import { createValidatorCompiler } from './http/validation.js'
@@ -93,7 +92,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   registerJsonBodyParser(app)
   registerErrorHandling(app)
-  registerHostCheck(app)
   // One hook per stage of a request: the guard (onRequest), headers (onSend), log and metrics (onResponse).
   registerReplyHooks(app, deps)
   // CORS answers preflights before the guard; the guard comes before the docs page's plugin, since a

@@ -57,7 +57,7 @@ test('a request without an accepted key has no account; an unknown route is logg
 
 test('a key sent in the query string never authenticates and never reaches a log line', async () => {
   const issued = await t.deps.apiKeys.issueApiKey({ plan: 'pro' })
-  for (const parameter of ['api_key', 'access_token', 'apiKey', 'key', 'token']) {
+  for (const parameter of ['api_key', 'access_token', 'apiKey', 'key', 'token', 'API_KEY', 'Access-Token']) {
     const reqId = `query-${parameter}`
     const response = await t.app.inject({
       method: 'GET',

@@ -10,6 +10,7 @@ import { ipSubject, keySubject } from '../rate-limit/subjects.js'
 import { isApiRequest } from './api-paths.js'
 import type { Metrics } from './metrics.js'
 import { isPublicSurface, limitPublicSurface, publicLimits } from './public-limit.js'
+import { hostLinesError } from './public-url.js'
 
 /** Who sent an API request, and what the limiter decided: set once by the guard, read by routes and headers. */
 export interface Caller {
@@ -49,6 +50,9 @@ export function registerGuard(app: FastifyInstance, deps: GuardDeps): void {
   app.decorateRequest('caller', null)
   const publicDeps = { ...deps, publicLimits: publicLimits(deps.config.publicPerMinute) }
   app.addHook('onRequest', (request, _reply, done) => {
+    // Every request passes this hook, so the one check that concerns them all is made here too.
+    const badHost = hostLinesError(request)
+    if (badHost) return done(badHost)
     const api = isApiRequest(request)
     if (!api && !isPublicSurface(request)) return done()
     try {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 
@@ -34,16 +34,14 @@ export function baseAddressHeaders(config: Config): string | undefined {
 }
 
 /** RFC 9112 §3.2: a request with more than one Host header line is a 400, whatever its path. */
-export function registerHostCheck(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, _reply, done) => {
-    const raw = request.raw.rawHeaders
-    let hosts = 0
-    for (let index = 0; index < raw.length; index += 2) {
-      const name = raw[index] as string
-      if (name.length === 4 && name.toLowerCase() === 'host') hosts++
-    }
-    if (hosts > 1)
-      return done(new AppError('invalid_request', 'the request must carry exactly one Host header'))
-    done()
-  })
+export function hostLinesError(request: FastifyRequest): AppError | undefined {
+  const raw = request.raw.rawHeaders
+  let hosts = 0
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index] as string
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++
+  }
+  return hosts > 1
+    ? new AppError('invalid_request', 'the request must carry exactly one Host header')
+    : undefined
 }

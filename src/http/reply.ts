@@ -105,9 +105,11 @@ function registerAccessLog(app: FastifyInstance, logger: Logger, metrics: Metric
 }
 
 /** Query parameters where clients put credentials by mistake; they never authenticate (only the header does). */
+const SUSPECT = /(key|token)=/i
 const CREDENTIAL_PARAMETER = /([?&](?:api[_-]?key|access[_-]?token|token|key)=)[^&#]*/gi
 
 /** The URL as logged: the value of any credential-like query parameter replaced. */
 export function loggableUrl(url: string): string {
-  return url.includes('=') ? url.replace(CREDENTIAL_PARAMETER, '$1[redacted]') : url
+  // Every such parameter name ends in `key` or `token`: most URLs are returned as they are.
+  return SUSPECT.test(url) ? url.replace(CREDENTIAL_PARAMETER, '$1[redacted]') : url
 }
