@@ -17,7 +17,6 @@ const STATIC_FILE_ERRORS: Readonly<
   Record<number, (error: { headers?: Record<string, string> }) => AppError>
 > = {
   403: () => new AppError('forbidden', 'this file may not be read'),
-  404: () => new AppError('not_found', 'there is no such file'),
   412: () => new AppError('precondition_failed', 'the file does not match If-Match or If-Unmodified-Since'),
   416: (error) => {
     const range = error.headers?.['Content-Range']

@@ -11,6 +11,7 @@ import { isApiRequest } from './api-paths.js'
 import type { Metrics } from './metrics.js'
 import { isPublicSurface, limitPublicSurface, publicLimits } from './public-limit.js'
 import { hostLinesError } from './public-url.js'
+import { retryAfterOf } from './reply.js'
 
 /** Who sent an API request, and what the limiter decided: set once by the guard, read by routes and headers. */
 export interface Caller {
@@ -131,7 +132,7 @@ function authFailure(error: unknown): AppError {
 }
 
 function refusal(decision: Exclude<Decision, { outcome: 'allowed' }>, who: string): AppError {
-  const retryAfter = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)))
+  const retryAfter = retryAfterOf(decision)
   if (decision.outcome === 'banned') {
     return new AppError(
       'key_banned',

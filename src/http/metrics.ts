@@ -29,25 +29,10 @@ export function createMetrics() {
     help: 'Decisions made by the per-instance store because the shared (Redis) store did not answer.',
     registers: [registry],
   })
-  // Each label set's child is looked up once: prom-client otherwise hashes the label object per call.
-  const requestCounters = new Map<string, Counter.Internal>()
-  const durations = new Map<string, Histogram.Internal<'route'>>()
-
   /** Counts a response; `route` is the route pattern, never the raw URL (bounded cardinality). */
   function observeRequest(route: string, method: string, status: number, seconds: number): void {
-    const key = `${route} ${method} ${status}`
-    let counter = requestCounters.get(key)
-    if (!counter) {
-      counter = requests.labels({ route, method, status })
-      requestCounters.set(key, counter)
-    }
-    counter.inc()
-    let duration = durations.get(route)
-    if (!duration) {
-      duration = durationHistogram.labels({ route })
-      durations.set(route, duration)
-    }
-    duration.observe(seconds)
+    requests.inc({ route, method, status })
+    durationHistogram.observe({ route }, seconds)
   }
 
   return { registry, observeRequest, rateLimitRefusals, rateLimitFallbacks }

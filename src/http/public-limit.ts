@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { AppError } from '../errors.js'
 import type { Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
+import { retryAfterOf } from './reply.js'
 
 /** The unauthenticated surface a client can reach without a key (the health probes are not part of it). */
 export function isPublicSurface(request: FastifyRequest): boolean {
@@ -26,7 +27,7 @@ export function limitPublicSurface(
   const decided = deps.rateLimitStore.consume(`public:${request.ip}`, deps.publicLimits, deps.clock.now())
   const settle = (decision: Awaited<typeof decided>) => {
     if (decision.outcome === 'allowed') return
-    const retryAfter = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)))
+    const retryAfter = retryAfterOf(decision)
     throw new AppError(
       'rate_limited',
       `this client sent more than ${deps.publicLimits.perMinute} requests a minute for the documentation; retry in ${retryAfter} seconds`,

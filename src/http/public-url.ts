@@ -33,15 +33,16 @@ export function baseAddressHeaders(config: Config): string | undefined {
   return config.trustProxy === false ? 'Host' : 'Host, X-Forwarded-Host, X-Forwarded-Proto'
 }
 
+/** How many times a header was sent (Node joins or drops repeats); `rawHeaders` alternates names and values. */
+export function countHeader(rawHeaders: readonly string[], name: string): number {
+  let count = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === name) count++
+  return count
+}
+
 /** RFC 9112 §3.2: a request with more than one Host header line is a 400, whatever its path. */
 export function hostLinesError(request: FastifyRequest): AppError | undefined {
-  const raw = request.raw.rawHeaders
-  let hosts = 0
-  for (let index = 0; index < raw.length; index += 2) {
-    const name = raw[index] as string
-    if (name.length === 4 && name.toLowerCase() === 'host') hosts++
-  }
-  return hosts > 1
+  return countHeader(request.raw.rawHeaders, 'host') > 1
     ? new AppError('invalid_request', 'the request must carry exactly one Host header')
     : undefined
 }

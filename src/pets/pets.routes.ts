@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 import { callerKeyOf } from '../http/guard.js'
-import { publicUrlOf } from '../http/public-url.js'
+import { countHeader, publicUrlOf } from '../http/public-url.js'
 import { deprecationHeaders } from './pets.deprecation.js'
 import { CreatePetHeaders, createPetResponses, getPetResponses, listPetsResponses } from './pets.responses.js'
 import { DEFAULT_PAGE_SIZE, ListPetsQuery, NewPet, PetParams } from './pets.schemas.js'
@@ -95,11 +95,4 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
     },
     async (request) => pets.getPet(request.params.petId),
   )
-}
-
-/** How many times a header was sent; `rawHeaders` alternates names and values. */
-function countHeader(rawHeaders: readonly string[], name: string): number {
-  let count = 0
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === name) count++
-  return count
 }
