@@ -1,17 +1,10 @@
-import { Writable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildTestApp, type TestApp } from './helpers.js'
+import { buildTestApp, logCapture, type TestApp } from './helpers.js'
 
 let t: TestApp
 let key: string
-const logLines: string[] = []
+const { destination: logDestination, lines: logLines } = logCapture()
 beforeAll(async () => {
-  const logDestination = new Writable({
-    write(chunk, _encoding, done) {
-      logLines.push(String(chunk))
-      done()
-    },
-  })
   t = await buildTestApp({ logDestination })
   key = await t.issueKey()
 })

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Plan } from '../src/api-keys/api-keys.plans.js'
@@ -169,5 +170,21 @@ export async function lockPets(t: Pick<TestApp, 'databaseUrl'>): Promise<() => P
   return async () => {
     await operator.exec('ROLLBACK')
     await operator.close()
+  }
+}
+
+/** A log destination that keeps every line the app writes: `lines` as text, `records()` parsed. */
+export function logCapture() {
+  const lines: string[] = []
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean))
+      done()
+    },
+  })
+  return {
+    destination,
+    lines,
+    records: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
   }
 }

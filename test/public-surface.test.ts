@@ -1,6 +1,5 @@
-import { Writable } from 'node:stream'
 import { afterEach, describe, expect, test } from 'vitest'
-import { buildTestApp, serveTestApp, type TestApp } from './helpers.js'
+import { buildTestApp, logCapture, serveTestApp, type TestApp } from './helpers.js'
 import { sendRaw } from './raw-http.js'
 
 /** The unauthenticated documents, and where the base address in them and in Link headers comes from. */
@@ -30,6 +29,8 @@ describe('the base address taken from a request', () => {
     await t.close()
     t = await buildTestApp({ env: { TRUST_PROXY: 'true' } })
     expect(await serversOf(t, forwarded)).toBe('https://shop.example/v1')
+    const vary = await t.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: forwarded })
+    expect(vary.headers.vary).toBe('Host, X-Forwarded-Host, X-Forwarded-Proto')
     expect(await serversOf(t, { ...forwarded, 'x-forwarded-proto': 'javascript' })).toBe(
       'http://shop.example/v1',
     )
@@ -78,13 +79,7 @@ describe('the OpenAPI document', () => {
   })
 
   test('is rendered once per process and base address, however often and in whichever format it is asked for', async () => {
-    const lines: string[] = []
-    const logDestination = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk))
-        done()
-      },
-    })
+    const { destination: logDestination, lines } = logCapture()
     t = await buildTestApp({ logDestination, env: { LOG_LEVEL: 'debug' } })
     const bodies = new Set<string>()
     for (let i = 0; i < 20; i++) {
@@ -133,13 +128,7 @@ describe('the documentation is limited per client IP', () => {
 
 describe('the docs page’s files answer their own 4xx', () => {
   test('a range past the end is 416 with Content-Range, a failed If-Match 412, never a 500 or an error log', async () => {
-    const lines: string[] = []
-    const logDestination = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk))
-        done()
-      },
-    })
+    const { destination: logDestination, lines } = logCapture()
     t = await buildTestApp({ logDestination })
     const file = '/v1/docs/static/index.css'
     const whole = await t.app.inject({ method: 'GET', url: file })
