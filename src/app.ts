@@ -77,6 +77,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 16 * 1024 },
     frameworkErrors: createFrameworkErrorHandler(deps),
     clientErrorHandler: answerClientError,
+    // While draining, a request that arrives on an open connection is served (with Connection: close), not
+    // refused with a bare 503: the client had sent it, and it may not be safe to send again.
+    return503OnClosing: false,
     trustProxy: trustProxyOption(config.trustProxy),
     // Slow clients (slow-loris) cannot hold a connection: headers and the whole request must arrive in
     // time, or the connection gets 408 and is closed. Node checks the deadlines at this interval.

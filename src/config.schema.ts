@@ -153,6 +153,10 @@ export const ConfigSchema = Type.Object({
     10_000,
   ),
   PETSTORE_REQUEST_TIMEOUT_MS: count('longest a whole request (headers and body) may take to arrive', 30_000),
+  PETSTORE_DRAIN_SECONDS: count(
+    'on SIGTERM, longest the service waits for requests in flight before it closes their connections and exits',
+    10,
+  ),
 })
 
 /** What the loader and the docs read of a variable's schema. */

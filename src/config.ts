@@ -79,6 +79,8 @@ function toConfig(variables: Variables) {
     /** Slow clients: the longest a request's headers, and the whole request, may take to arrive. */
     headersTimeoutMs: variables.PETSTORE_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: variables.PETSTORE_REQUEST_TIMEOUT_MS,
+    /** On SIGTERM, the longest the drain may take before the process exits anyway. */
+    drainSeconds: variables.PETSTORE_DRAIN_SECONDS,
   }
 }
 

@@ -2,11 +2,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { createDeps } from './deps.js'
+import { drain } from './http/drain.js'
 import { registerMetricsRoute } from './http/metrics.js'
 
 export interface RunningServer {
   app: FastifyInstance
-  /** Stops accepting, lets in-flight requests finish, then closes the stores. */
+  /** Drains (http/drain.ts: no new connections, requests in flight finish), then closes the stores. */
   close(): Promise<void>
 }
 
@@ -31,7 +32,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   return {
     app,
     close: async () => {
-      await Promise.all(servers.map((server) => server.close()))
+      await Promise.all([
+        drain(app, config.drainSeconds * 1000, deps.logger),
+        ...servers.slice(1).map((server) => server.close()),
+      ])
       await deps.close()
     },
   }

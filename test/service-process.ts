@@ -1,8 +1,11 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
-import { type AddressInfo, createServer } from 'node:net'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
+import { afterEach, beforeEach } from 'vitest'
 
 /** The service and the CLI as child processes: `node dist/main.js` and `bin/petstore`. */
 
@@ -105,5 +108,78 @@ export function runCli(args: string[], env: Record<string, string>, cwd: string)
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
       },
     )
+  })
+}
+
+/**
+ * A temporary directory and SQLite file for each test, and services on it that are killed after the test.
+ * Call once at the top of a test file: it registers the hooks.
+ */
+export function serviceFixture() {
+  const state = { dir: '', databaseUrl: '', children: [] as ChildProcess[] }
+  beforeEach(() => {
+    state.dir = mkdtempSync(join(tmpdir(), 'petstore-process-'))
+    state.databaseUrl = `sqlite:${join(state.dir, 'petstore.sqlite')}`
+  })
+  afterEach(async () => {
+    for (const child of state.children.splice(0)) await killService({ child })
+    rmSync(state.dir, { recursive: true, force: true })
+  })
+  return {
+    state,
+    /** The service on the test's database. */
+    start: async (env: Record<string, string> = {}): Promise<Service> => {
+      const service = await spawnService({ DATABASE_URL: state.databaseUrl, ...env })
+      state.children.push(service.child)
+      return service
+    },
+    /** An Enterprise key no test reaches the limits of, on the test's database. */
+    issueUnlimitedKey: async (): Promise<string> =>
+      (await issueUnlimitedKey({ DATABASE_URL: state.databaseUrl }, state.dir)).key,
+    /** A Free key from the CLI, on the test's database. */
+    issueKey: async (): Promise<string> => {
+      const env = { DATABASE_URL: state.databaseUrl }
+      const run = await runCli(['keys', 'create', '--plan', 'free', '--json'], env, state.dir)
+      return JSON.parse(run.stdout).key
+    },
+  }
+}
+
+/** Resolves once a complete JSON log line on stdout matches. */
+export function logLine(
+  service: Service,
+  matches: (line: Record<string, unknown>) => boolean,
+): Promise<void> {
+  const parse = (line: string) => (line.startsWith('{') ? JSON.parse(line) : {})
+  return new Promise((resolve) => {
+    const check = () => {
+      const complete = service.stdout().split('\n').slice(0, -1)
+      if (complete.some((line) => matches(parse(line)))) {
+        service.child.stdout?.off('data', check)
+        resolve()
+      }
+    }
+    service.child.stdout?.on('data', check)
+    check()
+  })
+}
+
+export type RawResponse = { status: number; head: string; body: string }
+
+/** Reads one HTTP/1.1 response from a raw socket: status line, headers, then Content-Length bytes. */
+export function readResponse(socket: Socket): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    let data = ''
+    socket.setEncoding('utf8')
+    const onData = (chunk: string) => {
+      data += chunk
+      const end = data.indexOf('\r\n\r\n')
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(data)?.[1] ?? Number.NaN)
+      if (end < 0 || data.length < end + 4 + length) return
+      socket.off('data', onData).off('error', reject).off('close', onClose)
+      resolve({ status: Number(data.slice(9, 12)), head: data.slice(0, end), body: data.slice(end + 4) })
+    }
+    const onClose = () => reject(new Error(`connection closed after ${JSON.stringify(data)}`))
+    socket.on('data', onData).on('error', reject).on('close', onClose)
   })
 }
