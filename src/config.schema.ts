@@ -84,9 +84,9 @@ export const ConfigSchema = Type.Object({
     default: 'sqlite:./data/petstore.sqlite',
   }),
   PETSTORE_DB_POOL_SIZE: count('PostgreSQL connections per instance', 10),
-  PETSTORE_DB_STATEMENT_TIMEOUT_MS: count(
-    'PostgreSQL statement timeout, and the longest wait for a pool connection',
-    5000,
+  PETSTORE_DB_TIMEOUT_MS: count(
+    'longest wait for the database on one request (pool, lock, query); then 503',
+    2000,
   ),
   PETSTORE_PUBLIC_URL: Type.Optional(
     text(

@@ -8,7 +8,7 @@ describe('loadConfig', () => {
       port: 8080,
       host: '127.0.0.1',
       env: 'production',
-      database: { kind: 'sqlite', path: './data/petstore.sqlite' },
+      database: { kind: 'sqlite', path: './data/petstore.sqlite', timeoutMs: 2000 },
       publicUrl: undefined,
       corsOrigins: [],
       logLevel: 'info',
@@ -93,14 +93,17 @@ describe('loadConfig', () => {
     expect(load).toThrow(new RegExp(`^${name} .*\\(got ".*"\\)$`))
   })
 
-  test('a postgres:// DATABASE_URL takes its pool size and statement timeout', () => {
+  test('a postgres:// DATABASE_URL takes its pool size and the database deadline', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://db.example/petstore', PETSTORE_DB_POOL_SIZE: '4' })
     expect(config.database).toEqual({
       kind: 'postgres',
       url: 'postgres://db.example/petstore',
       poolSize: 4,
-      statementTimeoutMs: 5000,
+      timeoutMs: 2000,
     })
+    expect(() => loadConfig({ PETSTORE_DB_STATEMENT_TIMEOUT_MS: '5000' })).toThrow(
+      /^PETSTORE_DB_STATEMENT_TIMEOUT_MS was replaced by PETSTORE_DB_TIMEOUT_MS/,
+    )
     expect(() => loadConfig({ DATABASE_URL: 'postgres://db/x', PETSTORE_DB_POOL_SIZE: '0' })).toThrow(
       /^PETSTORE_DB_POOL_SIZE/,
     )

@@ -23,6 +23,10 @@ export class ConfigError extends Error {
 type Env = Readonly<Record<string, string | undefined>>
 
 export function loadConfig(env: Env): Config {
+  if (env.PETSTORE_DB_STATEMENT_TIMEOUT_MS !== undefined) {
+    const value = env.PETSTORE_DB_STATEMENT_TIMEOUT_MS
+    throw new ConfigError('PETSTORE_DB_STATEMENT_TIMEOUT_MS', 'was replaced by PETSTORE_DB_TIMEOUT_MS', value)
+  }
   const config = toConfig(parseVariables(env))
   if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError('METRICS_PORT', 'must differ from PORT', String(config.metricsPort))
@@ -86,13 +90,10 @@ function toConfig(variables: Variables) {
 
 function databaseOf(variables: Variables) {
   const url = variables.DATABASE_URL
-  if (url.startsWith('sqlite:')) return { kind: 'sqlite' as const, path: url.slice('sqlite:'.length) }
-  return {
-    kind: 'postgres' as const,
-    url,
-    poolSize: variables.PETSTORE_DB_POOL_SIZE,
-    statementTimeoutMs: variables.PETSTORE_DB_STATEMENT_TIMEOUT_MS,
-  }
+  const timeoutMs = variables.PETSTORE_DB_TIMEOUT_MS
+  if (url.startsWith('sqlite:'))
+    return { kind: 'sqlite' as const, path: url.slice('sqlite:'.length), timeoutMs }
+  return { kind: 'postgres' as const, url, poolSize: variables.PETSTORE_DB_POOL_SIZE, timeoutMs }
 }
 
 function trustProxyOf(text: string): boolean | number | readonly string[] {

@@ -1,11 +1,12 @@
-import { sql } from 'kysely'
 import type { DestinationStream, Logger } from 'pino'
 import { type ApiKeyService, createApiKeyService } from './api-keys/api-keys.service.js'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import { connectDatabase } from './db/connect.js'
+import { withDeadline } from './db/deadline.js'
 import type { DbHandle } from './db/handle.js'
-import { migrateToLatest } from './db/migrate.js'
+import { migrateDatabase } from './db/migrate.js'
+import { trackWriteHealth } from './db/write-health.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { createLogger } from './logger.js'
 import { createPetService, type PetService } from './pets/pets.service.js'
@@ -34,25 +35,22 @@ export interface Deps {
 export interface DepsOptions {
   clock?: Clock
   logDestination?: DestinationStream
-  busyTimeoutMs?: number
   /** Replaces the store the configuration picks (benchmarks compare against a no-op store). */
   rateLimitStore?: RateLimitStore
 }
 
 const PURGE_INTERVAL_MS = 10 * 60 * 1000
+/** /readyz answers within this, whatever the database does (CONTRACT §13). */
+const READY_TIMEOUT_MS = 1000
 
 /** The composition root: opens and migrates the database and wires the services to it. */
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
   const clock = options.clock ?? systemClock
   const logger = createLogger(config.logLevel, options.logDestination)
-  const database = connectDatabase(config.database, { busyTimeoutMs: options.busyTimeoutMs })
-  try {
-    const applied = await migrateToLatest(database.db)
-    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
-  } catch (error) {
-    await database.close()
-    throw error
-  }
+  const applied = await migrateDatabase(config.database)
+  if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
+  const writeHealth = trackWriteHealth(connectDatabase(config.database))
+  const database = writeHealth.handle
   const pets = createPetService({ handle: database, clock })
   const metrics = createMetrics()
   const rateLimitStore = options.rateLimitStore ?? (await createRateLimitStore(config, logger, metrics))
@@ -72,8 +70,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     apiKeys: createApiKeyService({ handle: database, clock, env: config.env }),
     metrics,
     rateLimitStore,
-    checkReady: async () => {
-      await sql`select 1`.execute(database.db)
+    checkReady: () => {
+      const check = async () => {
+        await database.ping()
+        await writeHealth.check()
+      }
+      return withDeadline(check(), READY_TIMEOUT_MS, 'the readiness check')
     },
     close: async () => {
       clearInterval(purge)

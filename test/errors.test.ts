@@ -267,7 +267,7 @@ describe('the other rows of the error table', () => {
   })
 
   test('a database locked by another process is 503 unavailable with Retry-After, then recovers', async () => {
-    const locked = await buildTestApp({ busyTimeoutMs: 50 })
+    const locked = await buildTestApp({ env: { PETSTORE_DB_TIMEOUT_MS: '50' } })
     let release: (() => Promise<void>) | undefined
     try {
       const lockedKey = await locked.issueKey()

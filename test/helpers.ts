@@ -46,7 +46,6 @@ export interface TestApp {
 export interface TestAppOptions {
   env?: Record<string, string>
   logDestination?: DestinationStream
-  busyTimeoutMs?: number
 }
 
 /**
@@ -64,32 +63,26 @@ export interface TestStores {
  * A fresh SQLite file in `dir`, or (see `onServices`) a fresh PostgreSQL database and a Redis key prefix
  * of its own: the environment for an app or a service process, and how to drop what it made.
  */
-export async function createTestStores(dir: string, busyTimeoutMs?: number): Promise<TestStores> {
+export async function createTestStores(dir: string): Promise<TestStores> {
   if (!onServices)
     return { env: { DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}` }, drop: async () => {} }
   const { createTestDatabase, isolatedRedisUrl } = await import('./services/test-stores.js')
   const database = await createTestDatabase()
   const env: Record<string, string> = { DATABASE_URL: database.url, REDIS_URL: isolatedRedisUrl() }
-  // PostgreSQL's counterpart of SQLite's busy timeout: a statement held by a lock gives up (then 503).
-  if (busyTimeoutMs !== undefined) env.PETSTORE_DB_STATEMENT_TIMEOUT_MS = String(busyTimeoutMs)
   return { env, drop: database.drop }
 }
 
 /** A fresh app on fresh stores (SQLite in a temporary folder, or see `onServices`); close() removes them. */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
-  const stores = await createTestStores(dir, options.busyTimeoutMs)
+  const stores = await createTestStores(dir)
   const config = loadConfig({
     ...stores.env,
     LOG_LEVEL: options.logDestination ? 'info' : 'silent',
     ...options.env,
   })
   const clock = new FakeClock()
-  const deps = await createDeps(config, {
-    clock,
-    logDestination: options.logDestination,
-    busyTimeoutMs: options.busyTimeoutMs,
-  })
+  const deps = await createDeps(config, { clock, logDestination: options.logDestination })
   const app = await buildApp(deps)
   await app.ready()
   return {
@@ -165,7 +158,7 @@ export async function lockPets(t: Pick<TestApp, 'databaseUrl'>): Promise<() => P
   const operator = await operatorConnection(t)
   const sqlite = t.databaseUrl.startsWith('sqlite:')
   await operator.exec(
-    sqlite ? 'BEGIN EXCLUSIVE' : 'BEGIN; LOCK TABLE pets, idempotency_keys IN ACCESS EXCLUSIVE MODE',
+    sqlite ? 'BEGIN EXCLUSIVE' : 'BEGIN; LOCK TABLE pets, idempotency_keys IN EXCLUSIVE MODE',
   )
   return async () => {
     await operator.exec('ROLLBACK')

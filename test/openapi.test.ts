@@ -114,7 +114,7 @@ async function observedStatuses(): Promise<Record<string, Set<number>>> {
   t.clock.set(GET_PET_SUNSET_AT)
   await send('getPet', { method: 'GET', url: '/v1/pets/1', headers: auth })
 
-  const broken = await buildTestApp({ busyTimeoutMs: 20 })
+  const broken = await buildTestApp({ env: { PETSTORE_DB_TIMEOUT_MS: '20' } })
   try {
     const brokenAuth = { authorization: `Bearer ${await broken.issueKey()}` }
     const release = await lockPets(broken)

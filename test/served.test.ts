@@ -19,7 +19,7 @@ describe('probes and metrics', () => {
   test('/readyz is 503 unavailable when the database does not answer, /healthz stays 200', async () => {
     const broken = await buildTestApp()
     try {
-      await broken.deps.database.db.destroy()
+      await broken.deps.database.close()
       const ready = await broken.app.inject({ method: 'GET', url: '/readyz' })
       expect(ready.statusCode).toBe(503)
       expect(ready.json()).toMatchObject({ code: 'unavailable', status: 503 })

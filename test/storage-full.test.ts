@@ -23,7 +23,7 @@ const create = (name: string) =>
   })
 
 test.skipIf(onServices)(
-  'a full database answers writes 503 unavailable, keeps reads working, and recovers',
+  'a full database answers writes 503 unavailable and /readyz 503, keeps reads working, and recovers',
   async () => {
     const pages = await sql<{ page_count: number }>`PRAGMA page_count`.execute(t.deps.database.db)
     await sql.raw(`PRAGMA max_page_count = ${pages.rows[0]?.page_count}`).execute(t.deps.database.db)
@@ -45,7 +45,13 @@ test.skipIf(onServices)(
     })
     expect(list.statusCode).toBe(200)
     expect(list.json()).toHaveLength(Math.min(created, 100))
+    const ready = () => t.app.inject({ method: 'GET', url: '/readyz' })
+    expect((await ready()).statusCode).toBe(503)
+    expect((await ready()).json()).toMatchObject({ code: 'unavailable', status: 503 })
+    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200)
     await sql.raw('PRAGMA max_page_count = 1073741823').execute(t.deps.database.db)
+    // No request writes: /readyz's own probe write finds the storage writable again.
+    expect((await ready()).statusCode).toBe(200)
     expect((await create('After the disk was freed')).statusCode).toBe(201)
   },
 )

@@ -58,20 +58,22 @@ export function createApiKeyRepository(handle: DbHandle) {
 
     async insertApiKey(key: NewApiKeyRow): Promise<ApiKey> {
       const custom = key.plan === 'enterprise' ? key.custom : {}
-      const row = await db
-        .insertInto('api_keys')
-        .values({
-          key_hash: key.keyHash,
-          prefix: key.prefix,
-          name: key.name,
-          plan: key.plan,
-          environment: key.environment,
-          per_minute: custom.perMinute ?? null,
-          per_day: custom.perDay ?? null,
-          created_at: key.createdAt,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow()
+      const row = await handle.write((trx) =>
+        trx
+          .insertInto('api_keys')
+          .values({
+            key_hash: key.keyHash,
+            prefix: key.prefix,
+            name: key.name,
+            plan: key.plan,
+            environment: key.environment,
+            per_minute: custom.perMinute ?? null,
+            per_day: custom.perDay ?? null,
+            created_at: key.createdAt,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      )
       return toApiKey(row)
     },
 
@@ -82,12 +84,14 @@ export function createApiKeyRepository(handle: DbHandle) {
 
     /** Marks the key revoked (keeping the first revocation time); undefined when no such key exists. */
     async revokeApiKey(id: number, at: number): Promise<ApiKey | undefined> {
-      await db
-        .updateTable('api_keys')
-        .set({ revoked_at: at })
-        .where('id', '=', id)
-        .where('revoked_at', 'is', null)
-        .execute()
+      await handle.write((trx) =>
+        trx
+          .updateTable('api_keys')
+          .set({ revoked_at: at })
+          .where('id', '=', id)
+          .where('revoked_at', 'is', null)
+          .execute(),
+      )
       const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
       return row && toApiKey(row)
     },

@@ -32,10 +32,17 @@ export interface IdempotencyKeysTable {
   created_at: number
 }
 
+/** Always empty outside the readiness probe's transaction (db/write-health.ts). */
+export interface StorageProbeTable {
+  id: number
+  filler: string
+}
+
 export interface Database {
   pets: PetsTable
   api_keys: ApiKeysTable
   idempotency_keys: IdempotencyKeysTable
+  storage_probe: StorageProbeTable
 }
 
 /** The database handle every repository function takes first (or a transaction of it). */

@@ -30,7 +30,7 @@ const insertName = (trx: Db, name: string) =>
 
 test('writes of one event-loop turn commit in one transaction, each caller getting its own result', async () => {
   const transactions: number[] = []
-  const insert = createGroupCommit(db, async (trx, name: string) => {
+  const insert = createGroupCommit(handle, async (trx, name: string) => {
     transactions.push(
       (
         await trx
@@ -54,7 +54,7 @@ test('writes of one turn share a transaction: when it fails, every write of the 
     .selectFrom('pets')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow()
-  const insert = createGroupCommit(db, async (trx, name: string) => {
+  const insert = createGroupCommit(handle, async (trx, name: string) => {
     const row = await insertName(trx, name)
     if (name === 'poison') throw new Error('no')
     return row

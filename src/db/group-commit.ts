@@ -1,4 +1,5 @@
 import type { Db } from './database.js'
+import type { DbHandle } from './handle.js'
 
 interface Pending<Item, Result> {
   item: Item
@@ -11,16 +12,19 @@ interface Pending<Item, Result> {
  * they share one fsync instead of paying one each. Every caller still resolves only after the commit
  * that holds its write, and if that transaction fails, every write in it fails (none is half-done).
  *
- * @example const insert = createGroupCommit(db, (trx, pet: NewPet) => insertPet(trx, pet, now))
+ * @example const insert = createGroupCommit(handle, (trx, pet: NewPet) => insertPet(trx, pet, now))
  */
-export function createGroupCommit<Item, Result>(db: Db, write: (trx: Db, item: Item) => Promise<Result>) {
+export function createGroupCommit<Item, Result>(
+  handle: Pick<DbHandle, 'write'>,
+  write: (trx: Db, item: Item) => Promise<Result>,
+) {
   let queue: Pending<Item, Result>[] = []
 
   async function flush(): Promise<void> {
     const batch = queue
     queue = []
     try {
-      const results = await db.transaction().execute(async (trx) => {
+      const results = await handle.write(async (trx) => {
         const written: Result[] = []
         for (const pending of batch) written.push(await write(trx, pending.item))
         return written

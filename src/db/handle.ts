@@ -28,6 +28,13 @@ export interface DbHandle {
    * read's result only while the token read *before* that read is still current.
    */
   readonly changeToken: ChangeToken | undefined
+  /**
+   * The one write path: `work` in one transaction, within the deadline (PETSTORE_DB_TIMEOUT_MS), else a
+   * DatabaseTimeoutError (db/deadline.ts). On SQLite a locked database is retried on timers until then.
+   */
+  write<T>(work: (trx: Db) => Promise<T>): Promise<T>
+  /** Resolves when the database answers a trivial query (for /readyz). */
+  ping(): Promise<void>
   close(): Promise<void>
 }
 

@@ -1,10 +1,14 @@
 import { type Migration, Migrator } from 'kysely'
+import type { DatabaseConfig } from '../config.js'
+import { connectDatabase } from './connect.js'
 import type { Db } from './database.js'
 import * as initial from './migrations/0001_initial.js'
+import * as storageProbe from './migrations/0002_storage_probe.js'
 
 /** Versioned migrations, applied in name order; listed here so the built output needs no file scan. */
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
+  '0002_storage_probe': storageProbe,
 }
 
 /** Brings the schema to the latest version; returns the names of the migrations it applied. */
@@ -13,4 +17,14 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const { error, results = [] } = await migrator.migrateToLatest()
   if (error) throw error
   return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
+}
+
+/** Migrates on a connection of its own, without the requests' deadlines, and closes it. */
+export async function migrateDatabase(database: DatabaseConfig): Promise<string[]> {
+  const handle = connectDatabase(database, false)
+  try {
+    return await migrateToLatest(handle.db)
+  } finally {
+    await handle.close()
+  }
 }

@@ -1,7 +1,15 @@
-import { type Compilable, Kysely, PostgresDialect } from 'kysely'
+import {
+  type Compilable,
+  Kysely,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  sql,
+} from 'kysely'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.js'
 import type { Db } from './database.js'
+import { DatabaseTimeoutError, withDeadline } from './deadline.js'
 import { compileRead, type DbHandle, parametersOf } from './handle.js'
 
 const INT8_OID = 20
@@ -19,16 +27,26 @@ const types = {
 }
 
 /**
- * A pool sized by configuration, with a statement timeout and a bounded wait for a connection. Reads
- * go through Kysely's executor with SQL compiled once. No change token: PostgreSQL has no cheap exact
- * "nothing changed" signal, so nothing read from it is cached.
+ * A pool sized by configuration, behind deadlines (CONTRACT §13). Each checkout of a connection (one
+ * read, or one whole transaction) has `timeoutMs` in all: waiting for the pool or a new connection, then
+ * every query on it. A query that outlives the rest of that budget fails with DatabaseTimeoutError and its
+ * connection is discarded, never handed to another request mid-answer. The server stops the same work on
+ * its side (`statement_timeout`, `lock_timeout`). Without `timeoutMs` (migrations) nothing is bounded.
+ * Reads go through Kysely's executor with SQL compiled once. No change token: PostgreSQL has no cheap
+ * exact "nothing changed" signal, so nothing read from it is cached.
  */
-export function openPostgres(database: Extract<DatabaseConfig, { kind: 'postgres' }>): DbHandle {
+export function openPostgres(
+  database: Extract<DatabaseConfig, { kind: 'postgres' }>,
+  timeoutMs?: number,
+): DbHandle {
   const pool = new pg.Pool({
     connectionString: database.url,
     max: database.poolSize,
-    statement_timeout: database.statementTimeoutMs,
-    connectionTimeoutMillis: database.statementTimeoutMs,
+    ...(timeoutMs !== undefined && {
+      statement_timeout: timeoutMs,
+      lock_timeout: timeoutMs,
+      connectionTimeoutMillis: timeoutMs,
+    }),
     types,
   })
   // An idle client losing its server is reported here; the next query gets a fresh connection.
@@ -38,7 +56,8 @@ export function openPostgres(database: Extract<DatabaseConfig, { kind: 'postgres
   pool.on('connect', (client) => {
     client.on('error', () => {})
   })
-  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool }) })
+  const dialectPool = timeoutMs === undefined ? pool : withDeadlines(pool, timeoutMs)
+  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool: dialectPool }) })
   return {
     db,
     changeToken: undefined,
@@ -47,7 +66,38 @@ export function openPostgres(database: Extract<DatabaseConfig, { kind: 'postgres
       return async (...args: Args) =>
         (await db.executeQuery<Row>({ ...read.compiled, parameters: parametersOf(read, args) })).rows
     },
+    write: (work) => db.transaction().execute(work),
+    ping: async () => {
+      await sql`select 1`.execute(db)
+    },
     close: () => db.destroy(),
+  }
+}
+
+/** The pool as Kysely sees it, each checkout bounded by `timeoutMs` (see openPostgres). */
+function withDeadlines(pool: pg.Pool, timeoutMs: number): PostgresPool {
+  return {
+    connect: async () => {
+      const giveUpAt = Date.now() + timeoutMs
+      const client = await withDeadline(pool.connect(), timeoutMs, 'a database connection')
+      let broken: Error | undefined
+      return {
+        query: async (text: string, values: unknown[]) => {
+          if (broken) throw broken
+          const left = Math.max(1, giveUpAt - Date.now())
+          try {
+            return await withDeadline(client.query(text, values), left, 'a database query')
+          } catch (error) {
+            if (error instanceof DatabaseTimeoutError) broken = error
+            throw error
+          }
+        },
+        // A connection whose query was given up on may still answer it: it goes, and the server's
+        // statement_timeout ends the query (a transaction left open is rolled back when it goes).
+        release: () => client.release(broken),
+      } as unknown as PostgresPoolClient
+    },
+    end: () => pool.end(),
   }
 }
 
@@ -62,6 +112,11 @@ const UNAVAILABLE_CODES = new Set([
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
   '57014', // query_canceled: the statement timeout
+  '55P03', // lock_not_available: the lock timeout
+  '53100', // disk_full
+  '53200', // out_of_memory
+  '58030', // io_error
+  '25006', // read_only_sql_transaction: a standby, or default_transaction_read_only
   '08000',
   '08001',
   '08003',

@@ -3,12 +3,19 @@ import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import type { Db } from './database.js'
+import { retryWhileBusy } from './deadline.js'
 import { compileRead, type DbHandle, parametersOf } from './handle.js'
 
 export interface SqliteOptions {
-  /** How long a write waits for another connection's lock before the request gets 503. */
-  busyTimeoutMs?: number
+  /**
+   * How long a write waits for another connection's lock (retrying on timers) before it gets 503.
+   * Unset (migrations, start-up): SQLite's own busy wait of 5 s, which blocks the thread.
+   */
+  timeoutMs?: number | undefined
 }
+
+/** A read waits at most this long, synchronously, for a lock (in WAL mode only a recovery takes one). */
+const READ_BUSY_TIMEOUT_MS = 20
 
 /** Most distinct SQL texts kept prepared; queries are parameterised, so the real set is small. */
 const STATEMENT_CACHE_SIZE = 200
@@ -21,24 +28,35 @@ const STATEMENT_CACHE_SIZE = 200
  * connection: this process's writer, another process, an operator's shell.
  */
 export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle {
-  const busyTimeout = Math.trunc(options.busyTimeoutMs ?? 5000)
+  const { timeoutMs } = options
   const writer = openFile(path)
   writer.pragma('journal_mode = WAL')
   writer.pragma('synchronous = FULL')
   writer.pragma('foreign_keys = ON')
-  writer.pragma(`busy_timeout = ${busyTimeout}`)
+  // With a deadline, a locked write fails at once and write() tries again on a timer: SQLite's own
+  // busy wait sleeps on the thread, and every other request of the process waited behind it.
+  writer.pragma(`busy_timeout = ${timeoutMs === undefined ? 5000 : 0}`)
   const reader = openFile(path)
   reader.pragma('query_only = ON')
-  reader.pragma(`busy_timeout = ${busyTimeout}`)
+  reader.pragma(`busy_timeout = ${timeoutMs === undefined ? 5000 : READ_BUSY_TIMEOUT_MS}`)
   // Reads through a memory map and a 16 MiB page cache instead of a read() per page.
   reader.pragma('mmap_size = 268435456')
   reader.pragma('cache_size = -16384')
   const changeToken = createChangeToken(reader.prepare('PRAGMA data_version').pluck())
   const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(writer) }) })
+  const ping = reader.prepare('select 1')
+  const transaction = <T>(work: (trx: Db) => Promise<T>) => db.transaction().execute(work)
 
   return {
     db,
     changeToken,
+    write: (work) =>
+      timeoutMs === undefined
+        ? transaction(work)
+        : retryWhileBusy(() => transaction(work), timeoutMs, 'the write'),
+    ping: async () => {
+      ping.get()
+    },
     prepareRead(build) {
       const read = compileRead(db, build)
       let statement: SQLite.Statement<unknown[], unknown[]> | undefined

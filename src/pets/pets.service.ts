@@ -59,7 +59,7 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
   const repository = createPetRepository(handle)
   const pages = createFreshCache<PetPage>(handle.changeToken, PAGE_CACHE_ENTRIES)
   const byId = createFreshCache<Pet>(handle.changeToken, PET_CACHE_ENTRIES)
-  const insertGrouped = createGroupCommit(handle.db, (trx, item: { pet: NewPet; createdAt: number }) =>
+  const insertGrouped = createGroupCommit(handle, (trx, item: { pet: NewPet; createdAt: number }) =>
     repository.insertPet(trx, item.pet, item.createdAt),
   )
 
@@ -90,7 +90,7 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
       createdAt: clock.now(),
     }
     // Claim, insert and completion commit together: a crash leaves neither a pet nor a stale marker.
-    const outcome = await handle.db.transaction().execute(async (trx) => {
+    const outcome = await handle.write(async (trx) => {
       if (!(await claimIdempotencyKey(trx, claim))) {
         const record = await findIdempotencyRecord(trx, claim.apiKeyId, claim.key)
         if (record && record.createdAt > claim.createdAt - IDEMPOTENCY_TTL_MS) {
@@ -141,7 +141,8 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
     listPets,
     createPet,
     getPet,
-    purgeExpiredIdempotencyKeys: () => purgeIdempotencyKeys(handle.db, clock.now() - IDEMPOTENCY_TTL_MS),
+    purgeExpiredIdempotencyKeys: () =>
+      handle.write((trx) => purgeIdempotencyKeys(trx, clock.now() - IDEMPOTENCY_TTL_MS)),
   }
 }
 
