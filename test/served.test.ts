@@ -19,6 +19,7 @@ describe('probes and metrics', () => {
   test('/readyz is 503 unavailable when the database does not answer, /healthz stays 200', async () => {
     const broken = await buildTestApp()
     try {
+      expect((await broken.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200)
       await broken.deps.database.close()
       const ready = await broken.app.inject({ method: 'GET', url: '/readyz' })
       expect(ready.statusCode).toBe(503)
