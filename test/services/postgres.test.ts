@@ -31,7 +31,10 @@ test('three instances starting at once on one database apply each migration once
       .selectFrom('kysely_migration' as never)
       .selectAll()
       .execute()
-    expect(applied?.map((row) => (row as { name: string }).name)).toEqual(['0001_initial', '0002_storage_probe'])
+    expect(applied?.map((row) => (row as { name: string }).name)).toEqual([
+      '0001_initial',
+      '0002_storage_probe',
+    ])
     await Promise.all(instances.map((deps) => deps.close()))
   } finally {
     await fresh.drop()
