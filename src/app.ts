@@ -103,7 +103,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerGuard(app, deps)
   await registerOpenApi(app, config)
   registerPetRoutes(app, deps)
-  registerHealthRoutes(app, deps.checkReady)
+  registerHealthRoutes(app, deps)
   // With METRICS_PORT set, main.ts serves /metrics on that port instead.
   if (config.metricsPort === undefined) registerMetricsRoute(app, deps.metrics)
   return app

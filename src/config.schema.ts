@@ -148,6 +148,10 @@ export const ConfigSchema = Type.Object({
       },
     ),
   ),
+  PETSTORE_REDIS_TIMEOUT_MS: count(
+    'longest wait for Redis on one rate-limit decision; then the in-process limiter decides',
+    100,
+  ),
   PETSTORE_HEADERS_TIMEOUT_MS: count(
     "longest a request's line and headers may take to arrive; then 408 and the connection is closed",
     10_000,

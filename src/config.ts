@@ -65,6 +65,8 @@ function toConfig(variables: Variables) {
     database: databaseOf(variables),
     /** When set, rate-limit state lives in this Redis and is shared by every instance. */
     redisUrl: variables.REDIS_URL,
+    /** The longest a rate-limit decision waits for Redis. */
+    redisTimeoutMs: variables.PETSTORE_REDIS_TIMEOUT_MS,
     /** Base address ending in /v1 for Link headers; undefined: derived from each request. */
     publicUrl: variables.PETSTORE_PUBLIC_URL?.replace(/\/$/, ''),
     productionUrl: variables.PETSTORE_PRODUCTION_URL.replace(/\/$/, ''),

@@ -97,7 +97,7 @@ async function createRateLimitStore(
   const policy = { banAfter: config.banAfter, banMs: config.banSeconds * 1000 }
   const memory = createMemoryStore({ ...policy, keep: isKeySubject })
   if (!config.redisUrl) return memory
-  return withFallback(await createRedisStore(config.redisUrl, policy), memory, {
+  return withFallback(await createRedisStore(config.redisUrl, policy, config.redisTimeoutMs), memory, {
     onFallback: (error, first) => {
       metrics.rateLimitFallbacks.inc()
       if (first)

@@ -7,34 +7,71 @@ export interface FallbackEvents {
   onRecovery(): void
 }
 
+/** Misses in a row after which requests stop waiting for the primary (CONTRACT §13). */
+const MISSES_BEFORE_SKIPPING = 3
+/** How often, while skipped, a background probe asks whether the primary answers again. */
+const PROBE_INTERVAL_MS = 1000
+
 /**
- * The shared store (Redis) while it answers; while it does not, the in-process store, so limits hold per
- * instance and no request fails because the limiter's store is down. Recovery needs no restart.
+ * The shared store (Redis) while it answers; while it does not (an error, or no answer within its
+ * deadline), the in-process store, so limits hold per instance and no request fails or waits long
+ * because the limiter's store is down or stalled. After 3 misses in a row requests stop asking the primary
+ * at all (a circuit breaker): a probe asks it about once a second, and its first answer makes the limits
+ * shared again. Recovery needs no restart.
  */
 export function withFallback(
-  primary: RateLimitStore,
+  primary: RateLimitStore & { ping(): Promise<unknown> },
   fallback: RateLimitStore,
   events: FallbackEvents,
 ): RateLimitStore {
   let degraded = false
+  let misses = 0
+  let probe: NodeJS.Timeout | undefined
+
+  function recovered(): void {
+    misses = 0
+    if (!degraded) return
+    degraded = false
+    events.onRecovery()
+  }
+
+  function missed(error: unknown): void {
+    events.onFallback(error, !degraded)
+    degraded = true
+    if (++misses >= MISSES_BEFORE_SKIPPING && !probe) {
+      probe = setInterval(() => {
+        primary.ping().then(
+          () => {
+            clearInterval(probe)
+            probe = undefined
+            recovered()
+          },
+          () => {},
+        )
+      }, PROBE_INTERVAL_MS)
+      probe.unref()
+    }
+  }
 
   async function decide(call: (store: RateLimitStore) => Decision | Promise<Decision>): Promise<Decision> {
+    if (probe) {
+      events.onFallback(undefined, false)
+      return call(fallback)
+    }
     try {
       const decision = await call(primary)
-      if (degraded) {
-        degraded = false
-        events.onRecovery()
-      }
+      recovered()
       return decision
     } catch (error) {
-      events.onFallback(error, !degraded)
-      degraded = true
+      missed(error)
       return call(fallback)
     }
   }
 
   return {
-    shared: primary.shared,
+    get shared() {
+      return !degraded
+    },
     consume: (subject: string, limits: Limits, now: number) =>
       decide((store) => store.consume(subject, limits, now)),
     peek: (subject: string, limits: Limits, now: number) =>
@@ -43,6 +80,7 @@ export function withFallback(
       await Promise.allSettled([primary.reset(subject), fallback.reset(subject)])
     },
     close: async () => {
+      clearInterval(probe)
       await Promise.allSettled([primary.close(), fallback.close()])
     },
   }

@@ -28,11 +28,13 @@ interface ScriptedRedis extends Redis {
 export async function createRedisStore(
   url: string,
   policy: BanPolicy,
-): Promise<RateLimitStore & { redis: Redis }> {
+  timeoutMs: number,
+): Promise<RateLimitStore & { redis: Redis; ping(): Promise<unknown> }> {
   // No offline queue: while Redis is unreachable a command fails at once instead of holding a request,
-  // and ioredis keeps reconnecting in the background. Connection errors surface as failed commands,
-  // which the caller handles (withFallback logs them once).
-  const options = { maxRetriesPerRequest: 1, enableOfflineQueue: false }
+  // and ioredis keeps reconnecting in the background. A command Redis does not answer within `timeoutMs`
+  // (a stalled Redis, a partition) fails too. Either surfaces as a failed command, which the caller
+  // handles (withFallback decides on the in-process store).
+  const options = { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: timeoutMs }
   const redis = new Redis(url, options) as ScriptedRedis
   redis.defineCommand('petstoreRateLimit', { numberOfKeys: 1, lua: CONSUME_SCRIPT })
   redis.on('error', () => {})
@@ -66,6 +68,7 @@ export async function createRedisStore(
     redis,
     consume: (subject, limits, now) => run(subject, limits, now, true),
     peek: (subject, limits, now) => run(subject, limits, now, false),
+    ping: () => redis.ping(),
     reset: async (subject) => {
       await redis.del(`petstore:rl:{${subject}}`)
     },

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, expect, test } from 'vitest'
-import { buildTestApp, type TestApp } from '../helpers.js'
+import { buildTestApp, logCapture, type TestApp } from '../helpers.js'
 
 /** A Redis of this test's own, on a fixed port, so it can be killed and started again. */
 async function freePort(): Promise<number> {
@@ -96,5 +96,48 @@ test('with Redis unreachable at start-up the service starts on per-instance limi
     expect(shared).toBe(true)
   } finally {
     await late.close()
+  }
+})
+
+test('with Redis stalled (SIGSTOP) requests are answered on per-instance limits without waiting for it; SIGCONT shares them again', async () => {
+  const port = await freePort()
+  await startRedis(port)
+  const log = logCapture()
+  const env = { REDIS_URL: `redis://127.0.0.1:${port}`, PETSTORE_REDIS_TIMEOUT_MS: '100' }
+  const stalled = await buildTestApp({ env, logDestination: log.destination })
+  try {
+    const key = await stalled.issueKey('free')
+    const list = () => stalled.app.inject({ method: 'GET', url: '/v1/pets', headers: stalled.auth(key) })
+    const readiness = async () => (await stalled.app.inject({ method: 'GET', url: '/readyz' })).json()
+    expect((await list()).headers['x-ratelimit-remaining']).toBe('59')
+    expect(await readiness()).toEqual({ status: 'ready', rateLimits: 'shared' })
+
+    redis?.kill('SIGSTOP')
+    const started = Date.now()
+    const during = []
+    for (let i = 0; i < 10; i++) during.push(await list())
+    // Three misses of 100 ms each, then no more waiting (before: 10 of 10 got no answer within 6 s).
+    expect(Date.now() - started).toBeLessThan(2000)
+    expect(during.map((response) => response.statusCode)).toEqual(Array(10).fill(200))
+    expect(during.at(-1)?.headers['x-ratelimit-limit']).toBe('60')
+    expect(await readiness()).toEqual({ status: 'ready', rateLimits: 'per-instance' })
+    const metrics = await stalled.app.inject({ method: 'GET', url: '/metrics' })
+    expect(metrics.body).toMatch(/petstore_rate_limit_fallbacks_total 1\d/)
+    const episodes = log
+      .records()
+      .filter((line) => String(line.msg).startsWith('rate-limit store unreachable'))
+    expect(episodes).toHaveLength(1)
+
+    redis?.kill('SIGCONT')
+    let shared = false
+    for (let attempt = 0; attempt < 50 && !shared; attempt++) {
+      shared = (await readiness()).rateLimits === 'shared'
+      if (!shared) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(shared).toBe(true)
+    expect((await list()).statusCode).toBe(200)
+  } finally {
+    redis?.kill('SIGCONT')
+    await stalled.close()
   }
 })

@@ -6,14 +6,14 @@ import { describeRateLimitStoreContract } from '../contract/rate-limit-store.con
 const url = process.env.TEST_REDIS_URL
 if (!url) throw new Error('TEST_REDIS_URL is not set: run these suites with `npm run test:services`')
 
-describeRateLimitStoreContract('Redis store', (policy) => createRedisStore(url, policy))
+describeRateLimitStoreContract('Redis store', (policy) => createRedisStore(url, policy, 2000))
 
 describe('Redis store across instances', () => {
   const policy = { banAfter: 1_000, banMs: 60_000 }
   const now = Date.UTC(2027, 2, 10, 10, 0, 30)
   let instances: Awaited<ReturnType<typeof createRedisStore>>[] = []
   beforeAll(async () => {
-    instances = await Promise.all(Array.from({ length: 3 }, () => createRedisStore(url, policy)))
+    instances = await Promise.all(Array.from({ length: 3 }, () => createRedisStore(url, policy, 2000)))
   })
   afterAll(() => Promise.all(instances.map((store) => store.close())))
 
