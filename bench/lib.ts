@@ -97,10 +97,14 @@ export const listeningPort = (output: string) => Number(/listening (\d+)/.exec(o
  * The service as users run it (`npm start`: the compiled dist/main.js, default settings, info logs) on
  * the given SQLite file. The port comes from its "Server listening" log line.
  */
-export function startService(databasePath: string, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+export function startService(
+  databasePath: string,
+  env: NodeJS.ProcessEnv = {},
+  main = 'dist/main.js',
+): Promise<ServerProcess> {
   const portOf = (output: string) =>
     Number(/listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]) || undefined
-  return startProcess(process.execPath, ['dist/main.js'], portOf, {
+  return startProcess(process.execPath, [main], portOf, {
     DATABASE_URL: `sqlite:${databasePath}`,
     PORT: '0',
     HOST: '127.0.0.1',

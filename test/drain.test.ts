@@ -176,7 +176,11 @@ describe('SIGTERM under load and with idle connections', () => {
     const drained = answered.filter((outcome) => outcome.afterSignal)
     expect(drained.length).toBeGreaterThan(0)
     expect(drained.at(-1)?.connection).toBe('close')
+    const signalledAt = Date.now()
     expect(await service.exited).toBe(0)
+    console.info(
+      `SIGTERM under load (16 kept-alive connections): ${answered.length} answered (${drained.length} sent after the signal, all 200), ${errors.length} new connections refused, 0 reset; exited 0, ${Date.now() - signalledAt} ms after the last refusal`,
+    )
   })
 
   it('answers /readyz 503 at once on an open connection, closes idle ones, and exits by PETSTORE_DRAIN_SECONDS', async () => {

@@ -5,8 +5,8 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { storedPets } from './crash-scenario.js'
 import { createTestStores, type TestStores } from './helpers.js'
-import { type GeneratedRequest, generatedRequest, toBytes } from './hostile/requests.js'
-import { parseResponse, sendRaw } from './raw-http.js'
+import { batchBytes, type GeneratedRequest, generatedBatch } from './hostile/requests.js'
+import { parseResponses, type RawResponse, sendRaw } from './raw-http.js'
 import {
   get,
   issueUnlimitedKey,
@@ -65,15 +65,27 @@ function expectedPet(request: GeneratedRequest, id: number) {
   }
 }
 
-test(`${RUNS} generated hostile requests: no 5xx, Error bodies, exact 201s, nothing stored by refusals`, async () => {
+test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bodies, exact 201s, nothing stored by refusals`, async () => {
   const created = new Map<number, unknown>()
   const statuses = new Map<number, number>()
   let warmRss = 0
   let sent = 0
-  const property = fc.asyncProperty(generatedRequest(key), async (request) => {
-    const reply = parseResponse(await sendRaw(service.port, toBytes(request)), request.method === 'HEAD')
+  let pipelined = 0
+  const property = fc.asyncProperty(generatedBatch(key), async (batch) => {
+    const bytes = await sendRaw(service.port, batchBytes(batch))
+    const replies = parseResponses(
+      bytes,
+      batch.map((request) => request.method === 'HEAD'),
+    )
+    // A connection the server closed early (a malformed request) answers fewer; the first always answers.
+    expect(replies.length).toBeGreaterThan(0)
+    if (batch.length > 1) pipelined += batch.length
+    for (const [index, reply] of replies.entries()) check(batch[index] as GeneratedRequest, reply)
+    sent += batch.length
+    if (warmRss === 0 && sent >= 1_000) warmRss = rssBytes(service.child.pid ?? 0)
+  })
+  function check(request: GeneratedRequest, reply: RawResponse): void {
     statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1)
-    if (++sent === 1_000) warmRss = rssBytes(service.child.pid ?? 0)
     expect(reply.status).toBeGreaterThanOrEqual(200)
     expect(reply.status).toBeLessThan(500)
     if (reply.status >= 400 && request.method !== 'HEAD') {
@@ -87,7 +99,7 @@ test(`${RUNS} generated hostile requests: no 5xx, Error bodies, exact 201s, noth
       expect(pet).toEqual(expectedPet(request, pet.id))
       created.set(pet.id, pet)
     }
-  })
+  }
   await fc.assert(property, { numRuns: RUNS })
 
   // Readable back unchanged, and nothing else stored: refused requests left no pet behind.
@@ -97,6 +109,6 @@ test(`${RUNS} generated hostile requests: no 5xx, Error bodies, exact 201s, noth
   const endRss = rssBytes(service.child.pid ?? 0)
   expect(endRss).toBeLessThan(warmRss + 64 * 1024 * 1024)
   console.info(
-    `hostile input: ${sent} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}, ${created.size} pets created, RSS ${Math.round(warmRss / 2 ** 20)} → ${Math.round(endRss / 2 ** 20)} MiB`,
+    `hostile input: ${sent} requests (${pipelined} of them pipelined), statuses ${JSON.stringify(Object.fromEntries(statuses))}, ${created.size} pets created, RSS ${Math.round(warmRss / 2 ** 20)} → ${Math.round(endRss / 2 ** 20)} MiB`,
   )
 }, 300_000)

@@ -30,8 +30,30 @@ export function sendRaw(port: number, ...chunks: (string | Buffer)[]): Promise<B
 
 /** The first response in `bytes` (a HEAD response has no body whatever its Content-Length). */
 export function parseResponse(bytes: Buffer, head = false): RawResponse {
+  const [first] = parseResponses(bytes, [head])
+  if (!first) throw new Error(`no complete response in ${JSON.stringify(bytes.toString('latin1'))}`)
+  return first
+}
+
+/**
+ * The responses to pipelined requests, in order, as many as are complete in `bytes` (a connection the
+ * server closed early holds fewer than were sent). `heads[i]`: the i-th request was a HEAD.
+ */
+export function parseResponses(bytes: Buffer, heads: readonly boolean[]): RawResponse[] {
+  const responses: RawResponse[] = []
+  let rest = bytes
+  for (const head of heads) {
+    const response = parseOne(rest, head)
+    if (!response) break
+    responses.push(response.response)
+    rest = rest.subarray(response.length)
+  }
+  return responses
+}
+
+function parseOne(bytes: Buffer, head: boolean): { response: RawResponse; length: number } | undefined {
   const end = bytes.indexOf('\r\n\r\n')
-  if (end < 0) throw new Error(`no complete response in ${JSON.stringify(bytes.toString('latin1'))}`)
+  if (end < 0) return undefined
   const [statusLine = '', ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n')
   const headers: Record<string, string> = {}
   for (const line of lines) {
@@ -41,6 +63,7 @@ export function parseResponse(bytes: Buffer, head = false): RawResponse {
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value
   }
   const length = head ? 0 : Number(headers['content-length'] ?? 0)
+  if (bytes.length < end + 4 + length) return undefined
   const body = bytes.subarray(end + 4, end + 4 + length).toString('utf8')
-  return { status: Number(statusLine.split(' ')[1]), headers, body }
+  return { response: { status: Number(statusLine.split(' ')[1]), headers, body }, length: end + 4 + length }
 }

@@ -79,9 +79,15 @@ test('with PostgreSQL stalled (SIGSTOP) requests get 503 within the deadline and
     app.inject({ method: 'POST', url: '/v1/pets', headers: auth, payload: { name: 'Rex', categoryId: 1 } })
   expect((await list()).statusCode).toBe(200)
   signalPostgres('SIGSTOP')
+  const latencies: string[] = []
   try {
-    for (const send of [list, create, list]) {
+    for (const [name, send] of [
+      ['listPets', list],
+      ['createPet', create],
+      ['listPets', list],
+    ] as const) {
       const { response, ms } = await timed(send)
+      latencies.push(`${name} ${response.statusCode} in ${ms} ms`)
       expect(response.statusCode).toBe(503)
       expect(response.json()).toMatchObject({ code: 'unavailable', status: 503 })
       expect(response.headers['retry-after']).toBe('1')
@@ -91,6 +97,8 @@ test('with PostgreSQL stalled (SIGSTOP) requests get 503 within the deadline and
     const ready = await timed(() => app.inject({ method: 'GET', url: '/readyz' }))
     expect(ready.response.statusCode).toBe(503)
     expect(ready.ms).toBeLessThan(1500)
+    latencies.push(`/readyz ${ready.response.statusCode} in ${ready.ms} ms`)
+    console.info(`PostgreSQL stalled, deadline ${DEADLINE_MS} ms: ${latencies.join(', ')}`)
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200)
   } finally {
     signalPostgres('SIGCONT')

@@ -113,11 +113,16 @@ test('with Redis stalled (SIGSTOP) requests are answered on per-instance limits 
     expect(await readiness()).toEqual({ status: 'ready', rateLimits: 'shared' })
 
     redis?.kill('SIGSTOP')
-    const started = Date.now()
     const during = []
-    for (let i = 0; i < 10; i++) during.push(await list())
+    const latencies: number[] = []
+    for (let i = 0; i < 10; i++) {
+      const started = Date.now()
+      during.push(await list())
+      latencies.push(Date.now() - started)
+    }
+    console.info(`Redis stalled, deadline 100 ms: listPets answered in ${latencies.join(', ')} ms`)
     // Three misses of 100 ms each, then no more waiting (before: 10 of 10 got no answer within 6 s).
-    expect(Date.now() - started).toBeLessThan(2000)
+    expect(latencies.reduce((sum, ms) => sum + ms)).toBeLessThan(2000)
     expect(during.map((response) => response.statusCode)).toEqual(Array(10).fill(200))
     expect(during.at(-1)?.headers['x-ratelimit-limit']).toBe('60')
     expect(await readiness()).toEqual({ status: 'ready', rateLimits: 'per-instance' })
