@@ -1,5 +1,6 @@
 import cors from '@fastify/cors'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
+import { RateLimitStatus, registerStandingRoute } from './api-keys/standing.routes.js'
 import type { Config } from './config.js'
 import type { Deps } from './deps.js'
 import { ErrorBody } from './http/error.schemas.js'
@@ -89,7 +90,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
     },
   })
-  const sharedSchemas = [...petSchemas, ErrorBody]
+  const sharedSchemas = [...petSchemas, RateLimitStatus, ErrorBody]
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas))
 
@@ -103,6 +104,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerGuard(app, deps)
   await registerOpenApi(app, config)
   registerPetRoutes(app, deps)
+  registerStandingRoute(app)
   registerHealthRoutes(app, deps)
   // With METRICS_PORT set, main.ts serves /metrics on that port instead.
   if (config.metricsPort === undefined) registerMetricsRoute(app, deps.metrics)

@@ -1,5 +1,6 @@
 import type { DestinationStream, Logger } from 'pino'
 import { type ApiKeyService, createApiKeyService } from './api-keys/api-keys.service.js'
+import { createUsageRecorder, type UsageRecorder } from './api-keys/usage.js'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import { connectDatabase } from './db/connect.js'
@@ -25,6 +26,8 @@ export interface Deps {
   database: DbHandle
   pets: PetService
   apiKeys: ApiKeyService
+  /** Requests per account, day and status class: counted in memory, flushed every few seconds. */
+  usage: UsageRecorder
   metrics: Metrics
   rateLimitStore: RateLimitStore
   /** Resolves when every store the service needs answers. */
@@ -53,6 +56,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const database = writeHealth.handle
   const pets = createPetService({ handle: database, clock })
   const metrics = createMetrics()
+  const usage = createUsageRecorder({ handle: database, clock, logger })
   const rateLimitStore = options.rateLimitStore ?? (await createRateLimitStore(config, logger, metrics))
   const purge = setInterval(() => {
     pets
@@ -68,6 +72,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     database,
     pets,
     apiKeys: createApiKeyService({ handle: database, clock, env: config.env }),
+    usage,
     metrics,
     rateLimitStore,
     checkReady: () => {
@@ -79,6 +84,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     },
     close: async () => {
       clearInterval(purge)
+      // What was counted since the last flush is written now; if the database refuses, it is logged.
+      await usage.close().catch((error) => logger.warn({ err: error }, 'usage flush at shutdown failed'))
       await rateLimitStore.close()
       await database.close()
     },

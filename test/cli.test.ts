@@ -63,12 +63,14 @@ describe('keys create', () => {
     expect(run.stdout.endsWith('\n')).toBe(true)
     expect(run.stdout.trimEnd().split('\n')).toHaveLength(1)
     const created = JSON.parse(run.stdout)
-    expect(Object.keys(created).sort()).toEqual(['id', 'key', 'limits', 'plan'])
+    expect(Object.keys(created).sort()).toEqual(['expiresAt', 'id', 'key', 'limits', 'plan', 'scope'])
     expect(created).toEqual({
       id: expect.any(Number),
       key: expect.stringMatching(KEY_PATTERN),
       plan: 'free',
       limits: { perMinute: 60, perDay: 1000 },
+      scope: 'write',
+      expiresAt: null,
     })
   })
 
@@ -143,8 +145,12 @@ describe('keys list', () => {
         name: 'shop front',
         plan: 'free',
         limits: { perMinute: 60, perDay: 1000 },
+        scope: 'write',
+        expiresAt: null,
+        lastUsedAt: null,
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         revokedAt: null,
+        rotationPending: false,
       },
       {
         id: enterprise.id,
@@ -152,14 +158,20 @@ describe('keys list', () => {
         name: null,
         plan: 'enterprise',
         limits: { perMinute: 7, perDay: 70 },
+        scope: 'write',
+        expiresAt: null,
+        lastUsedAt: null,
         createdAt: expect.any(String),
         revokedAt: null,
+        rotationPending: false,
       },
     ])
     const table = await petstore(['keys', 'list'])
     expect(table.code).toBe(0)
     const [header, ...rows] = table.stdout.trimEnd().split('\n')
-    expect(header).toMatch(/^ID +PREFIX +NAME +PLAN +PER MINUTE +PER DAY +CREATED +REVOKED$/)
+    expect(header).toMatch(
+      /^ID +PREFIX +NAME +PLAN +PER MINUTE +PER DAY +SCOPE +EXPIRES +LAST USED +ROTATING +CREATED +REVOKED$/,
+    )
     expect(rows[0]?.split(/\s{2,}/)).toEqual([
       String(free.id),
       `${free.key.slice(0, 12)}...`,
@@ -167,6 +179,7 @@ describe('keys list', () => {
       'free',
       '60',
       '1000',
+      'write',
       listed[0]?.createdAt,
     ])
     expect(rows[1]).toContain(enterprise.key.slice(0, 12))

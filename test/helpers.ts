@@ -6,6 +6,7 @@ import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Plan } from '../src/api-keys/api-keys.plans.js'
+import type { Scope } from '../src/api-keys/api-keys.repository.js'
 import { buildApp } from '../src/app.js'
 import type { Clock } from '../src/clock.js'
 import { loadConfig } from '../src/config.js'
@@ -37,7 +38,7 @@ export interface TestApp {
    * Issues a key on the app's database and returns it, ready for `Authorization: Bearer`. Without a
    * plan: an Enterprise key whose limits no test reaches, for tests that are not about rate limits.
    */
-  issueKey(plan?: Plan, custom?: { perMinute: number; perDay: number }): Promise<string>
+  issueKey(plan?: Plan, custom?: { perMinute: number; perDay: number }, scope?: Scope): Promise<string>
   /** `Authorization` and JSON headers for a key. */
   auth(key: string): Record<string, string>
   close(): Promise<void>
@@ -91,9 +92,9 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     clock,
     dir,
     databaseUrl: options.env?.DATABASE_URL ?? stores.env.DATABASE_URL ?? '',
-    issueKey: async (plan = 'enterprise', custom) => {
+    issueKey: async (plan = 'enterprise', custom, scope) => {
       const limits = custom ?? (plan === 'enterprise' ? OUT_OF_REACH : {})
-      const issued = await deps.apiKeys.issueApiKey({ plan, ...limits })
+      const issued = await deps.apiKeys.issueApiKey({ plan, ...limits, scope })
       return issued.key
     },
     auth: (key) => ({ authorization: `Bearer ${key}` }),

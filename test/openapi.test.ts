@@ -49,11 +49,13 @@ describe('the served OpenAPI document', () => {
       'Pet',
       'PetStatus',
       'Pets',
+      'RateLimitStatus',
     ])
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods))
     expect(operations.map((operation) => operation.operationId).sort()).toEqual([
       'createPet',
       'getPet',
+      'getRateLimit',
       'listPets',
     ])
     expect(document.paths['/pets/{petId}']?.get?.deprecated).toBe(true)
@@ -62,7 +64,7 @@ describe('the served OpenAPI document', () => {
   })
 
   test('writes the paths as the spec does, relative to servers that end in /v1', async () => {
-    expect(Object.keys(document.paths).sort()).toEqual(['/pets', '/pets/{petId}'])
+    expect(Object.keys(document.paths).sort()).toEqual(['/pets', '/pets/{petId}', '/rate_limit'])
     expect(document.servers?.map((server) => new URL(server.url).pathname)).toEqual(['/v1', '/v1', '/v1'])
   })
 
@@ -79,7 +81,12 @@ async function observedStatuses(): Promise<Record<string, Set<number>>> {
   const key = await t.issueKey()
   const auth = { authorization: `Bearer ${key}` }
   const json = { ...auth, 'content-type': 'application/json' }
-  const seen: Record<string, Set<number>> = { listPets: new Set(), createPet: new Set(), getPet: new Set() }
+  const seen: Record<string, Set<number>> = {
+    listPets: new Set(),
+    createPet: new Set(),
+    getPet: new Set(),
+    getRateLimit: new Set(),
+  }
   const send = async (operation: string, options: InjectOptions, app = t.app) => {
     seen[operation]?.add((await app.inject(options)).statusCode)
   }
@@ -103,6 +110,16 @@ async function observedStatuses(): Promise<Record<string, Set<number>>> {
   await send('getPet', { method: 'GET', url: '/v1/pets/abc', headers: auth })
   await send('getPet', { method: 'GET', url: '/v1/pets/1' })
   await send('getPet', { method: 'GET', url: '/v1/pets/424242', headers: auth })
+  const reader = { authorization: `Bearer ${await t.issueKey('free', undefined, 'read')}` }
+  await send(
+    'createPet',
+    create('{"name":"Rex","categoryId":1}', { ...reader, 'content-type': 'application/json' }),
+  )
+  await send('getRateLimit', { method: 'GET', url: '/v1/rate_limit', headers: auth })
+  // Without a key the client IP is counted with the Free numbers: the 61st request in a minute is a 429.
+  for (let i = 0; i < 61; i++) {
+    await send('getRateLimit', { method: 'GET', url: '/v1/rate_limit', remoteAddress: '203.0.113.9' })
+  }
   const tight = { authorization: `Bearer ${await t.issueKey('enterprise', { perMinute: 1, perDay: 100 })}` }
   await send('listPets', { method: 'GET', url: '/v1/pets', headers: tight })
   await send('listPets', { method: 'GET', url: '/v1/pets', headers: tight })
@@ -145,10 +162,17 @@ test('describes every status the routes actually return, and returns every statu
     listPets: document.paths['/pets']?.get,
     createPet: document.paths['/pets']?.post,
     getPet: document.paths['/pets/{petId}']?.get,
+    getRateLimit: document.paths['/rate_limit']?.get,
   }
   // Reads never wait for a lock in WAL mode, and idempotent creation commits in one transaction:
   // these documented statuses only occur on a store that can be unreachable or slow to commit.
-  const unreachableHere: Record<string, number[]> = { listPets: [503], getPet: [503], createPet: [409] }
+  // getRateLimit reads only the key, which the other operations' 500 and 503 already cover.
+  const unreachableHere: Record<string, number[]> = {
+    listPets: [503],
+    getPet: [503],
+    createPet: [409],
+    getRateLimit: [500, 503],
+  }
   for (const [name, operation] of Object.entries(operations)) {
     const documented = Object.keys(operation?.responses ?? {})
       .map(Number)

@@ -8,6 +8,7 @@ import type {
   NewPet,
   Pet,
   PetStatus,
+  RateLimitStatus,
 } from './models.js'
 import {
   type CreatePetOptions,
@@ -61,6 +62,13 @@ export interface PetstoreClient {
    * @example const rex = await client.getPet(1)
    */
   getPet(id: number, options?: RequestOptions): Promise<Pet>
+  /**
+   * The key's own standing: plan, scope, expiry, both windows and any ban. Not counted against the
+   * limits, and answered even while the key is banned.
+   *
+   * @example const { limits } = await client.getRateLimit(); console.log(limits.day.remaining)
+   */
+  getRateLimit(options?: RequestOptions): Promise<RateLimitStatus>
   pets: {
     /**
      * Every pet, page after page: each page's `Link: rel="next"` gives the cursor of the next, which
@@ -125,6 +133,14 @@ async function getPet(context: Context, id: number, options: RequestOptions = {}
   return (await response.json()) as GetPetBody
 }
 
+async function getRateLimit(context: Context, options: RequestOptions = {}): Promise<RateLimitStatus> {
+  const response = await context.transport.send(
+    { method: 'GET', path: '/rate_limit', ungated: true },
+    options,
+  )
+  return (await response.json()) as RateLimitStatus
+}
+
 async function* allPets(context: Context, options: AllPetsOptions = {}): AsyncGenerator<Pet> {
   const { status, limit = WALK_PAGE_SIZE, ...call } = options
   let cursor: string | undefined
@@ -155,6 +171,7 @@ export function createPetstoreClient(options: PetstoreClientOptions): PetstoreCl
     listPets: (options) => listPets(context, options),
     createPet: (newPet, options) => createPet(context, newPet, options),
     getPet: (id, options) => getPet(context, id, options),
+    getRateLimit: (options) => getRateLimit(context, options),
     pets: { all: (options) => allPets(context, options) },
     get rateLimit() {
       return transport.rateLimit

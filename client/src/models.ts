@@ -22,3 +22,6 @@ export type ListPetsQuery = NonNullable<operations['listPets']['parameters']['qu
 export type ListPetsBody = operations['listPets']['responses'][200]['content']['application/json']
 export type CreatePetBody = operations['createPet']['responses'][201]['content']['application/json']
 export type GetPetBody = operations['getPet']['responses'][200]['content']['application/json']
+
+/** The caller's standing: plan, scope, expiry, both rate-limit windows and any ban (GET /rate_limit). */
+export type RateLimitStatus = components['schemas']['RateLimitStatus']

@@ -14,6 +14,8 @@ export interface RequestSpec {
   body?: unknown
   /** Sees the headers of every response, errors included (the deprecation notice reads them). */
   onResponse?: (headers: Headers) => void
+  /** Not counted by the service (`/rate_limit`): sent past the gate, even during a ban, and not told to it. */
+  ungated?: boolean
 }
 
 /**
@@ -52,7 +54,7 @@ export class Transport {
     const { maxRetries, timeoutMs, sleep } = this.#options
     const signal = callSignal(call.signal, call.timeoutMs ?? timeoutMs)
     for (let retries = 0; ; retries++) {
-      await this.#gate.acquire(signal)
+      if (!spec.ungated) await this.#gate.acquire(signal)
       const result = await this.#attempt(spec, signal)
       if (result instanceof Response) return result
       signal?.throwIfAborted()
@@ -70,7 +72,7 @@ export class Transport {
     try {
       response = await this.#options.fetch(url, requestInit(spec, this.#options.apiKey, signal))
     } catch (error) {
-      this.#gate.settle(undefined)
+      if (!spec.ungated) this.#gate.settle(undefined)
       if (signal?.aborted) throw signal.reason
       return networkError(url, error)
     }
@@ -78,8 +80,11 @@ export class Transport {
     if (state)
       this.#rateLimit = Object.freeze({ limit: state.limit, remaining: state.remaining, reset: state.reset })
     const result = response.ok ? response : await errorFromResponse(response, this.#options.now())
-    if (result instanceof Response) this.#gate.settle(state)
-    else this.#tellGate(result, state)
+    // An ungated request neither went through the gate nor teaches it anything.
+    if (!spec.ungated) {
+      if (result instanceof Response) this.#gate.settle(state)
+      else this.#tellGate(result, state)
+    }
     // After the gate knows: a throwing listener must not leave the gate counting this request.
     spec.onResponse?.(response.headers)
     return result

@@ -1,3 +1,5 @@
+import { parseInteger } from '../integer.js'
+
 /** Where a command writes, and the environment it reads: injected so tests run commands in-process. */
 export interface CliIo {
   out(text: string): void
@@ -25,4 +27,12 @@ export function formatTable(header: string[], rows: string[][]): string {
       .join('  ')
       .trimEnd()
   return [line(header), ...rows.map(line)].join('\n')
+}
+
+/** The one positional id of `keys <command> ID`. */
+export function oneId(positionals: string[], command: string): number {
+  const id = positionals.length === 1 ? parseInteger(positionals[0] ?? '') : Number.NaN
+  if (!Number.isSafeInteger(id) || id < 1)
+    throw new UsageError(`give the id of one key: petstore keys ${command} ID`)
+  return id
 }

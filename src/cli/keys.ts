@@ -1,16 +1,27 @@
 import { parseArgs } from 'node:util'
-import { isPlan, PLANS } from '../api-keys/api-keys.plans.js'
-import type { ApiKey } from '../api-keys/api-keys.repository.js'
+import { isPlan, PLANS, type Plan } from '../api-keys/api-keys.plans.js'
+import { type ApiKey, SCOPES, type Scope } from '../api-keys/api-keys.repository.js'
+import type { IssuedApiKey } from '../api-keys/api-keys.service.js'
 import type { Deps } from '../deps.js'
 import { parseInteger } from '../integer.js'
-import { type CliIo, formatTable, UsageError } from './io.js'
+import { parseDuration, parseExpiry } from './durations.js'
+import { type CliIo, formatTable, oneId, UsageError } from './io.js'
+import { showUsage } from './keys-usage.js'
 
 export const KEYS_HELP = `Usage: petstore keys <command>
 
-  keys create --plan free|pro|business|enterprise [--name TEXT] [--per-minute N --per-day N] [--json]
+  keys create --plan free|pro|business|enterprise [--name TEXT] [--per-minute N --per-day N]
+              [--scope read|write] [--expires WHEN] [--json]
       Issues a key and prints it once; only its hash is stored. Enterprise needs both custom limits.
+      read keys may only GET; WHEN is a duration (90d, 12h) or an ISO 8601 instant.
+  keys update ID [--plan P] [--per-minute N --per-day N] [--name TEXT] [--scope S] [--expires WHEN|never] [--json]
+      Changes a key; every instance applies it from its next request. Counted requests stay counted.
+  keys rotate ID [--grace DURATION] [--json]
+      Prints a new secret for the key, once; the old one works until the grace ends (default 24h, 0: at once).
   keys list [--json]
-      Lists keys: id, prefix, name, plan, limits, created and revoked times. Never the key itself.
+      Lists keys: id, prefix, name, plan, limits, scope, expiry, last use, pending rotation. Never a secret.
+  keys usage ID [--days N] [--json]
+      Requests per UTC day by status class (2xx, 4xx, 429, 5xx); lags the traffic by a few seconds.
   keys revoke ID [--json]
       Revokes a key; every instance refuses it from its next request on.`
 
@@ -18,44 +29,80 @@ type KeysCommand = (deps: Deps, args: string[], io: CliIo) => Promise<void>
 
 export const keysCommands: Record<string, KeysCommand> = {
   create: createKey,
+  update: updateKey,
+  rotate: rotateKey,
   list: listKeys,
+  usage: showUsage,
   revoke: revokeKey,
 }
 
+const KEY_OPTIONS = {
+  plan: { type: 'string' },
+  name: { type: 'string' },
+  'per-minute': { type: 'string' },
+  'per-day': { type: 'string' },
+  scope: { type: 'string' },
+  expires: { type: 'string' },
+  json: { type: 'boolean', default: false },
+} as const
+
 async function createKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      plan: { type: 'string' },
-      name: { type: 'string' },
-      'per-minute': { type: 'string' },
-      'per-day': { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  })
+  const { values } = parseArgs({ args, options: KEY_OPTIONS })
   if (!values.plan || !isPlan(values.plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`)
-  if (values.name !== undefined && !/^[^\p{Cc}]{1,100}$/u.test(values.name)) {
-    throw new UsageError('--name must be 1 to 100 characters without control characters')
-  }
-  const { apiKey, key } = await deps.apiKeys.issueApiKey({
+  const issued = await deps.apiKeys.issueApiKey({
     plan: values.plan,
-    name: values.name,
+    name: parseName(values.name),
     perMinute: parseLimit('--per-minute', values['per-minute']),
     perDay: parseLimit('--per-day', values['per-day']),
+    scope: parseScope(values.scope),
+    expiresAt: values.expires === undefined ? null : parseExpiry(values.expires, deps.clock.now(), false),
   })
-  if (values.json) {
-    io.out(JSON.stringify({ id: apiKey.id, key, plan: apiKey.plan, limits: apiKey.limits }))
-    return
+  printIssued(issued, values.json, io, 'Created')
+}
+
+async function updateKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: KEY_OPTIONS })
+  const id = oneId(positionals, 'update')
+  if (values.plan !== undefined && !isPlan(values.plan)) {
+    throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`)
   }
-  io.out(`Created ${apiKey.plan} key ${apiKey.id}. Store it now: it is shown only this once.\n\n  ${key}\n`)
-  io.out(`Limits: ${apiKey.limits.perMinute} requests per minute, ${apiKey.limits.perDay} per day.`)
+  const changes = {
+    plan: values.plan as Plan | undefined,
+    name: parseName(values.name),
+    perMinute: parseLimit('--per-minute', values['per-minute']),
+    perDay: parseLimit('--per-day', values['per-day']),
+    scope: parseScope(values.scope),
+    expiresAt: values.expires === undefined ? undefined : parseExpiry(values.expires, deps.clock.now(), true),
+  }
+  if (Object.values(changes).every((value) => value === undefined)) {
+    throw new UsageError('give at least one of --plan, --per-minute/--per-day, --name, --scope, --expires')
+  }
+  const key = await deps.apiKeys.updateApiKey(id, changes)
+  if (values.json) io.out(JSON.stringify(describeKey(key)))
+  else io.out(`Updated key ${key.id}: ${summary(key)}. Every instance applies it from its next request.`)
+}
+
+async function rotateKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { grace: { type: 'string', default: '24h' }, json: { type: 'boolean', default: false } },
+  })
+  const id = oneId(positionals, 'rotate')
+  const graceMs = parseDuration('--grace', values.grace)
+  const issued = await deps.apiKeys.rotateApiKey(id, graceMs)
+  printIssued(issued, values.json, io, 'Rotated')
+  if (!values.json) {
+    const until = new Date(deps.clock.now() + graceMs).toISOString()
+    io.out(graceMs === 0 ? 'The old secret no longer works.' : `The old secret works until ${until}.`)
+  }
 }
 
 async function listKeys(deps: Deps, args: string[], io: CliIo): Promise<void> {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } })
   const keys = await deps.apiKeys.listApiKeys()
   if (values.json) {
-    io.out(JSON.stringify(keys.map(describeKey)))
+    io.out(JSON.stringify(keys.map((key) => ({ ...describeKey(key), rotationPending: key.rotationPending }))))
     return
   }
   if (keys.length === 0) {
@@ -69,10 +116,15 @@ async function listKeys(deps: Deps, args: string[], io: CliIo): Promise<void> {
     key.plan,
     String(key.limits.perMinute),
     String(key.limits.perDay),
-    new Date(key.createdAt).toISOString(),
-    key.revokedAt === null ? '' : new Date(key.revokedAt).toISOString(),
+    key.scope,
+    time(key.expiresAt),
+    minute(key.lastUsedAt),
+    key.rotationPending ? 'yes' : '',
+    time(key.createdAt),
+    time(key.revokedAt),
   ])
-  io.out(formatTable(['ID', 'PREFIX', 'NAME', 'PLAN', 'PER MINUTE', 'PER DAY', 'CREATED', 'REVOKED'], rows))
+  const header = ['ID', 'PREFIX', 'NAME', 'PLAN', 'PER MINUTE', 'PER DAY', 'SCOPE', 'EXPIRES', 'LAST USED']
+  io.out(formatTable([...header, 'ROTATING', 'CREATED', 'REVOKED'], rows))
 }
 
 async function revokeKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
@@ -81,24 +133,61 @@ async function revokeKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   })
-  const id = positionals.length === 1 ? parseInteger(positionals[0] ?? '') : Number.NaN
-  if (!Number.isSafeInteger(id)) throw new UsageError('give the id of one key: petstore keys revoke ID')
+  const id = oneId(positionals, 'revoke')
   const key = await deps.apiKeys.revokeApiKey(id)
   if (!key) throw new UsageError(`there is no key with id ${id}`)
   if (values.json) io.out(JSON.stringify(describeKey(key)))
-  else io.out(`Revoked key ${key.id} (${key.prefix}...) at ${new Date(key.revokedAt ?? 0).toISOString()}.`)
+  else io.out(`Revoked key ${key.id} (${key.prefix}...) at ${time(key.revokedAt)}.`)
 }
 
-function describeKey(key: ApiKey) {
+function printIssued({ apiKey, key }: IssuedApiKey, json: boolean, io: CliIo, verb: string): void {
+  if (json) {
+    const { id, plan, limits, scope } = apiKey
+    io.out(JSON.stringify({ id, key, plan, limits, scope, expiresAt: isoOrNull(apiKey.expiresAt) }))
+    return
+  }
+  io.out(`${verb} ${apiKey.plan} key ${apiKey.id}. Store it now: it is shown only this once.\n\n  ${key}\n`)
+  io.out(`${summary(apiKey)}.`)
+}
+
+function summary(key: ApiKey): string {
+  const limits = `${key.limits.perMinute} requests per minute, ${key.limits.perDay} per day`
+  const expiry = key.expiresAt === null ? 'no expiry' : `expires ${time(key.expiresAt)}`
+  return `${key.plan}, ${limits}, ${key.scope} scope, ${expiry}`
+}
+
+export function describeKey(key: ApiKey) {
   return {
     id: key.id,
     prefix: key.prefix,
     name: key.name,
     plan: key.plan,
     limits: key.limits,
-    createdAt: new Date(key.createdAt).toISOString(),
-    revokedAt: key.revokedAt === null ? null : new Date(key.revokedAt).toISOString(),
+    scope: key.scope,
+    expiresAt: isoOrNull(key.expiresAt),
+    lastUsedAt: key.lastUsedAt === null ? null : minute(key.lastUsedAt),
+    createdAt: time(key.createdAt),
+    revokedAt: isoOrNull(key.revokedAt),
   }
+}
+
+const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+const time = (ms: number | null) => isoOrNull(ms) ?? ''
+/** Last use to the minute: `2026-11-23T14:05Z`. */
+const minute = (ms: number | null) => (ms === null ? '' : `${new Date(ms).toISOString().slice(0, 16)}Z`)
+
+function parseName(name: string | undefined): string | undefined {
+  if (name !== undefined && !/^[^\p{Cc}]{1,100}$/u.test(name)) {
+    throw new UsageError('--name must be 1 to 100 characters without control characters')
+  }
+  return name
+}
+
+function parseScope(scope: string | undefined): Scope | undefined {
+  if (scope !== undefined && !(SCOPES as readonly string[]).includes(scope)) {
+    throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`)
+  }
+  return scope as Scope | undefined
 }
 
 function parseLimit(option: string, text: string | undefined): number | undefined {

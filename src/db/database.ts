@@ -21,6 +21,27 @@ export interface ApiKeysTable {
   per_day: number | null
   created_at: number
   revoked_at: number | null
+  /** `read` (GET and HEAD only) or `write` (everything). */
+  scope: Generated<string>
+  expires_at: number | null
+  /** Last request seen, as of the latest usage flush of any instance. */
+  last_used_at: number | null
+}
+
+/** A secret replaced by `keys rotate`: it still works until `usable_until`, then is named in the 401. */
+export interface RetiredKeySecretsTable {
+  key_hash: string
+  api_key_id: number
+  retired_at: number
+  usable_until: number
+}
+
+/** Requests per account, UTC day (`2026-11-23`) and status class (`2xx`, `4xx`, `429`, `5xx`). */
+export interface KeyUsageTable {
+  api_key_id: number
+  day: string
+  class: string
+  requests: number
 }
 
 export interface IdempotencyKeysTable {
@@ -43,6 +64,8 @@ export interface Database {
   api_keys: ApiKeysTable
   idempotency_keys: IdempotencyKeysTable
   storage_probe: StorageProbeTable
+  retired_key_secrets: RetiredKeySecretsTable
+  key_usage: KeyUsageTable
 }
 
 /** The database handle every repository function takes first (or a transaction of it). */

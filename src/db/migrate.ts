@@ -4,11 +4,13 @@ import { connectDatabase } from './connect.js'
 import type { Db } from './database.js'
 import * as initial from './migrations/0001_initial.js'
 import * as storageProbe from './migrations/0002_storage_probe.js'
+import * as keyLifecycle from './migrations/0003_key_lifecycle.js'
 
 /** Versioned migrations, applied in name order; listed here so the built output needs no file scan. */
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_storage_probe': storageProbe,
+  '0003_key_lifecycle': keyLifecycle,
 }
 
 /** Brings the schema to the latest version; returns the names of the migrations it applied. */

@@ -2,6 +2,8 @@ import type { FastifyRequest } from 'fastify'
 
 /** The API's own paths: auth, no-store and rate limits apply to everything under them. */
 export const API_PREFIX = '/v1/pets'
+/** The caller's own standing (CONTRACT §10): authenticated like the API, counted against nothing. */
+export const STANDING_PATH = '/v1/rate_limit'
 
 /**
  * Whether a request is an API request, decided the way the router decides: by the route it matched,
@@ -15,7 +17,7 @@ export function isApiRequest(request: FastifyRequest): boolean {
 }
 
 export function isApiPath(path: string): boolean {
-  return path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)
+  return path === API_PREFIX || path.startsWith(`${API_PREFIX}/`) || path === STANDING_PATH
 }
 
 /** The path of a request target, without query or fragment, percent-decoded where that is valid. */
@@ -32,6 +34,7 @@ export function decodedPathOf(target: string): string {
 /** Methods a known API path answers, for 405 and `Allow`; undefined for an unknown path. */
 export function allowedMethods(path: string): string | undefined {
   if (path === API_PREFIX) return 'GET, HEAD, POST'
+  if (path === STANDING_PATH) return 'GET, HEAD'
   const rest = path.slice(API_PREFIX.length + 1)
   if (path.startsWith(`${API_PREFIX}/`) && rest !== '' && !rest.includes('/')) return 'GET, HEAD'
   return undefined

@@ -54,10 +54,20 @@ export function errorResponse(codes: string, headers: HeaderDocs = {}) {
   return documented(ref(ErrorBody), `Error: ${codes}.`, headers)
 }
 
+/** What a `read` key gets from an operation that writes. */
+export const INSUFFICIENT_SCOPE = errorResponse(
+  '`insufficient_scope`: this key has the `read` scope (GET and HEAD only); the request still counts against its limits',
+  { 'WWW-Authenticate': { type: 'string', description: '`Bearer error="insufficient_scope"`.' } },
+)
+
 export const COMMON_ERRORS = {
-  401: errorResponse('`unauthorized`: missing, malformed, unknown, revoked or other-environment API key', {
-    'WWW-Authenticate': { type: 'string', description: 'Bearer challenge.' },
-  }),
+  401: errorResponse(
+    '`unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a ' +
+      'rotated secret whose grace period ended (the message says which)',
+    {
+      'WWW-Authenticate': { type: 'string', description: 'Bearer challenge.' },
+    },
+  ),
   429: errorResponse(
     '`rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP ' +
       'with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until ' +

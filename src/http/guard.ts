@@ -7,7 +7,7 @@ import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 import type { Decision, Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
 import { ipSubject, keySubject } from '../rate-limit/subjects.js'
-import { isApiRequest } from './api-paths.js'
+import { isApiRequest, STANDING_PATH } from './api-paths.js'
 import type { Metrics } from './metrics.js'
 import { isPublicSurface, limitPublicSurface, publicLimits } from './public-limit.js'
 import { hostLinesError } from './public-url.js'
@@ -37,6 +37,8 @@ export interface GuardDeps {
 }
 
 const FREE_LIMITS = limitsFor('free')
+/** What a `read` key may call. */
+const READ_METHODS = new Set(['GET', 'HEAD'])
 const BEARER = /^Bearer +(\S+) *$/i
 
 /**
@@ -84,7 +86,11 @@ export function guard(request: FastifyRequest, deps: GuardDeps, ip: string): Pro
   )
 }
 
-/** Counts the request, records the caller, and throws the refusal or the authentication failure. */
+/**
+ * Counts the request, records the caller, and throws the refusal, the authentication failure or the
+ * missing scope (after counting: a `read` key's write counts like any request). A verified key asking
+ * for its own standing (`/v1/rate_limit`) is looked at, not counted, and answered even while banned.
+ */
 function admit(
   request: FastifyRequest,
   deps: GuardDeps,
@@ -94,14 +100,19 @@ function admit(
 ): Promise<void> | undefined {
   const limits = apiKey ? apiKey.limits : FREE_LIMITS
   const subject = apiKey ? keySubject(apiKey.id) : ipSubject(ip)
-  const decided = deps.rateLimitStore.consume(subject, limits, deps.clock.now())
+  const standing = apiKey !== null && isStandingRequest(request)
+  const store = deps.rateLimitStore
+  const now = deps.clock.now()
+  const decided = standing ? store.peek(subject, limits, now) : store.consume(subject, limits, now)
   const settle = (rateLimit: Decision) => {
     request.caller = { apiKey, limits, rateLimit }
+    if (standing) return
     if (rateLimit.outcome !== 'allowed') {
       deps.metrics.rateLimitRefusals.inc({ reason: rateLimit.outcome, subject: apiKey ? 'key' : 'ip' })
       throw refusal(rateLimit, apiKey ? 'this API key' : 'this client')
     }
     if (failure) throw failure
+    if (apiKey?.scope === 'read' && !READ_METHODS.has(request.method)) throw insufficientScope(request.method)
   }
   if (decided instanceof Promise) return decided.then(settle)
   settle(decided)
@@ -129,6 +140,16 @@ function authFailure(error: unknown): AppError {
   if (!(error instanceof AppError) || error.code !== 'unauthorized') throw error
   if (error.headers['www-authenticate']) return error
   return new AppError('unauthorized', error.message, { 'www-authenticate': 'Bearer error="invalid_token"' })
+}
+
+function insufficientScope(method: string): AppError {
+  return new AppError('insufficient_scope', `this API key has the read scope: ${method} needs a write key`, {
+    'www-authenticate': 'Bearer error="insufficient_scope"',
+  })
+}
+
+function isStandingRequest(request: FastifyRequest): boolean {
+  return request.routeOptions.url === STANDING_PATH
 }
 
 function refusal(decision: Exclude<Decision, { outcome: 'allowed' }>, who: string): AppError {

@@ -27,13 +27,19 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Pet Store API', version: '1.0.0', description: DESCRIPTION },
-      tags: [{ name: 'pets', description: 'The animals of the store.' }],
+      tags: [
+        { name: 'pets', description: 'The animals of the store.' },
+        { name: 'account', description: "The calling key's own standing." },
+      ],
       components: {
         securitySchemes: {
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',
-            description: 'An API key: `ps_live_...` or `ps_test_...`.',
+            description:
+              'An API key: `ps_live_...` or `ps_test_...`. Its scope is `write` (every operation) or `read` ' +
+              '(GET and HEAD only: an operation that writes lists `write` in its security requirement and ' +
+              'answers a read key 403 `insufficient_scope`).',
           },
         },
       },

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import type { UsageRecorder } from '../api-keys/usage.js'
 import type { Clock } from '../clock.js'
 import type { Decision, WindowState } from '../rate-limit/rate-limit.port.js'
 import { bindingWindow } from '../rate-limit/windows.js'
@@ -12,10 +13,10 @@ import type { Metrics } from './metrics.js'
  */
 export function registerReplyHooks(
   app: FastifyInstance,
-  deps: { clock: Clock; logger: Logger; metrics: Metrics },
+  deps: { clock: Clock; logger: Logger; metrics: Metrics; usage: Pick<UsageRecorder, 'record'> },
 ) {
   registerCommonHeaders(app, deps.clock)
-  registerAccessLog(app, deps.logger, deps.metrics)
+  registerAccessLog(app, deps)
 }
 
 /**
@@ -75,7 +76,11 @@ function policyItem(window: WindowState): string {
  * client IP and the User-Agent; headers are never logged, so no API key reaches the logs this way.
  * It goes through the root logger (no child logger per request). At debug, a line on arrival too.
  */
-function registerAccessLog(app: FastifyInstance, logger: Logger, metrics: Metrics): void {
+function registerAccessLog(
+  app: FastifyInstance,
+  deps: { logger: Logger; metrics: Metrics; usage: Pick<UsageRecorder, 'record'> },
+): void {
+  const { logger, metrics, usage } = deps
   if (logger.isLevelEnabled('debug')) {
     app.addHook('onRequest', (request, _reply, done) => {
       logger.debug(
@@ -88,6 +93,8 @@ function registerAccessLog(app: FastifyInstance, logger: Logger, metrics: Metric
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched'
     metrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000)
+    const account = request.caller?.apiKey?.id
+    if (account !== undefined) usage.record(account, reply.statusCode)
     if (logger.isLevelEnabled('info')) {
       // Flat fields: pino writes strings and numbers directly, nested objects through JSON.stringify.
       logger.info(
@@ -98,7 +105,7 @@ function registerAccessLog(app: FastifyInstance, logger: Logger, metrics: Metric
           route,
           statusCode: reply.statusCode,
           responseTime: reply.elapsedTime,
-          account: request.caller?.apiKey?.id,
+          account,
           ip: request.ip,
           userAgent: request.headers['user-agent'],
         },

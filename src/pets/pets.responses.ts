@@ -1,5 +1,5 @@
 import Type from 'typebox'
-import { COMMON_ERRORS, documented, errorResponse } from '../http/error.schemas.js'
+import { COMMON_ERRORS, documented, errorResponse, INSUFFICIENT_SCOPE } from '../http/error.schemas.js'
 import { ref } from '../schema-ref.js'
 import { Pet, Pets } from './pets.schemas.js'
 
@@ -34,6 +34,7 @@ export const createPetResponses = {
     },
   }),
   400: errorResponse(`${INVALID}; also an Idempotency-Key that is not 1 to 255 printable ASCII characters`),
+  403: INSUFFICIENT_SCOPE,
   409: errorResponse('`idempotency_key_in_use`: a request with this Idempotency-Key is still in flight'),
   413: errorResponse('`payload_too_large`: the body is over 64 KiB'),
   415: errorResponse('`unsupported_media_type`: the body is not application/json'),

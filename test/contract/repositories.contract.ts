@@ -44,6 +44,8 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       plan: 'free' as const,
       environment: 'production',
       custom: {},
+      scope: 'write' as const,
+      expiresAt: null,
       createdAt: T0,
     })
 
@@ -112,13 +114,45 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
         plan: 'enterprise',
         custom: { perMinute: 5, perDay: 7 },
       })
-      expect(await keys.findApiKeyByHash('hash-b')).toEqual(second)
+      expect(await keys.findApiKeyByHash('hash-b')).toEqual({ apiKey: second, retired: null })
       expect(second.limits).toEqual({ perMinute: 5, perDay: 7 })
       expect(await keys.findApiKeyByHash('hash-c')).toBeUndefined()
       expect((await keys.listApiKeys()).map((k) => k.id)).toEqual([first.id, second.id])
       expect(await keys.revokeApiKey(first.id, T0 + 1)).toMatchObject({ revokedAt: T0 + 1 })
       expect(await keys.revokeApiKey(first.id, T0 + 2)).toMatchObject({ revokedAt: T0 + 1 })
       expect(await keys.revokeApiKey(second.id + 100, T0)).toBeUndefined()
+    })
+
+    test('a rotation keeps the id, retires the old secret with its grace, and an update changes only what it names', async () => {
+      const original = await keys.insertApiKey(key('hash-old'))
+      const rotated = await keys.rotateApiKey(
+        original.id,
+        { keyHash: 'hash-new', prefix: 'ps_live_wxyz' },
+        T0 + 5,
+        T0 + 50,
+      )
+      expect(rotated).toMatchObject({ id: original.id, prefix: 'ps_live_wxyz' })
+      expect(await keys.findApiKeyByHash('hash-new')).toEqual({ apiKey: rotated, retired: null })
+      expect(await keys.findApiKeyByHash('hash-old')).toEqual({
+        apiKey: rotated,
+        retired: { retiredAt: T0 + 5, usableUntil: T0 + 50 },
+      })
+      expect(await keys.pendingRotations(T0 + 49)).toEqual(new Set([original.id]))
+      expect(await keys.pendingRotations(T0 + 50)).toEqual(new Set())
+      expect(
+        await keys.rotateApiKey(original.id + 100, { keyHash: 'x', prefix: 'y' }, T0, T0),
+      ).toBeUndefined()
+      const updated = await keys.updateApiKey(original.id, { scope: 'read', expiresAt: T0 + 99 })
+      expect(updated).toMatchObject({ scope: 'read', expiresAt: T0 + 99, plan: 'free', name: null })
+      const enterprise = await keys.updateApiKey(original.id, {
+        plan: 'enterprise',
+        custom: { perMinute: 3, perDay: 4 },
+      })
+      expect(enterprise).toMatchObject({
+        plan: 'enterprise',
+        limits: { perMinute: 3, perDay: 4 },
+        scope: 'read',
+      })
     })
   })
 }
