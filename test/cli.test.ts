@@ -1,58 +1,26 @@
 import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.js'
 import { type RunningServer, startServer } from '../src/server.js'
-import { type Run, runCli } from './service-process.js'
+import { cliFixture, stderrLines } from './cli-fixture.js'
 
 const KEY_PATTERN = /^ps_live_[A-Za-z0-9_-]{32}$/
 
-type CreatedKey = { id: number; key: string; plan: string; limits: { perMinute: number; perDay: number } }
-
-let dir: string
-let databaseUrl: string
+const cli = cliFixture()
+const { petstore, createKey, listKeys } = cli
 let server: RunningServer | undefined
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'petstore-cli-'))
-  databaseUrl = `sqlite:${join(dir, 'petstore.sqlite')}`
-})
 
 afterEach(async () => {
   await server?.close()
   server = undefined
-  rmSync(dir, { recursive: true, force: true })
 })
-
-/** Runs `bin/petstore` in the temporary folder (so no stray .env is read) on the test's database. */
-function petstore(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return runCli(args, { DATABASE_URL: databaseUrl, ...env }, dir)
-}
-
-async function createKey(args: string[], env: Record<string, string> = {}): Promise<CreatedKey> {
-  const run = await petstore(['keys', 'create', ...args, '--json'], env)
-  expect(run, run.stderr).toMatchObject({ code: 0, stderr: '' })
-  const lines = run.stdout.split('\n').filter(Boolean)
-  expect(lines).toHaveLength(1)
-  return JSON.parse(lines[0] ?? '')
-}
-
-async function listKeys(): Promise<Array<Record<string, unknown>>> {
-  const run = await petstore(['keys', 'list', '--json'])
-  expect(run.code).toBe(0)
-  return JSON.parse(run.stdout)
-}
 
 function tableNames(db: Database.Database): string[] {
   return db.prepare("select name from sqlite_master where type = 'table'").pluck().all() as string[]
-}
-
-function stderrLines(run: Run): string[] {
-  return run.stderr.split('\n').filter(Boolean)
 }
 
 describe('keys create', () => {
@@ -112,7 +80,7 @@ describe('keys create', () => {
 describe('stored keys', () => {
   it('prints the key once and stores only its hash', async () => {
     const keys = [await createKey(['--plan', 'free', '--name', 'shop']), await createKey(['--plan', 'pro'])]
-    const db = new Database(join(dir, 'petstore.sqlite'), { readonly: true })
+    const db = new Database(join(cli.state.dir, 'petstore.sqlite'), { readonly: true })
     try {
       const tables = tableNames(db)
       expect(tables).toContain('api_keys')
@@ -128,7 +96,9 @@ describe('stored keys', () => {
     } finally {
       db.close()
     }
-    const files = readdirSync(dir).map((file) => readFileSync(join(dir, file)).toString('latin1'))
+    const files = readdirSync(cli.state.dir).map((file) =>
+      readFileSync(join(cli.state.dir, file)).toString('latin1'),
+    )
     for (const { key } of keys) expect(files.some((bytes) => bytes.includes(key))).toBe(false)
   })
 })
@@ -217,7 +187,9 @@ describe('keys revoke', () => {
   })
 
   it('takes effect on the next request of a running server', async () => {
-    server = await startServer(loadConfig({ PORT: '0', DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }))
+    server = await startServer(
+      loadConfig({ PORT: '0', DATABASE_URL: cli.state.databaseUrl, LOG_LEVEL: 'silent' }),
+    )
     const { port } = server.app.server.address() as AddressInfo
     const created = await createKey(['--plan', 'free'])
     const listPets = () =>
@@ -246,7 +218,7 @@ describe('commands', () => {
       const run = await petstore(args)
       expect(run).toMatchObject({ code: 0, stderr: '' })
       expect(run.stdout).toMatch(/^Usage: petstore/)
-      expect(existsSync(join(dir, 'petstore.sqlite'))).toBe(false)
+      expect(existsSync(join(cli.state.dir, 'petstore.sqlite'))).toBe(false)
     },
   )
 
@@ -259,10 +231,10 @@ describe('commands', () => {
   })
 
   it('migrate creates the database file and its schema', async () => {
-    databaseUrl = `sqlite:${join(dir, 'nested', 'petstore.sqlite')}`
+    cli.state.databaseUrl = `sqlite:${join(cli.state.dir, 'nested', 'petstore.sqlite')}`
     const run = await petstore(['migrate'])
     expect(run).toMatchObject({ code: 0, stderr: '' })
-    const db = new Database(join(dir, 'nested', 'petstore.sqlite'), { readonly: true })
+    const db = new Database(join(cli.state.dir, 'nested', 'petstore.sqlite'), { readonly: true })
     const tables = tableNames(db)
     db.close()
     expect(tables).toEqual(expect.arrayContaining(['pets', 'api_keys', 'idempotency_keys']))

@@ -98,6 +98,32 @@ describe('three instances behave as one service', () => {
     expect(after.map((r) => r.status)).toEqual([401, 401, 401])
   })
 
+  test('an update or a rotation through the CLI is honoured by every instance on its next request', async () => {
+    const { id, key } = await issueKey('--plan', 'free')
+    const list = (i: number, secret = key) =>
+      fetch(`${base(i)}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${secret}` } })
+    expect((await list(0)).headers.get('x-ratelimit-remaining')).toBe('59')
+    const cli = async (...args: string[]) => {
+      const run = await runCli(['keys', ...args, '--json'], env, dir)
+      expect(run, run.stderr).toMatchObject({ code: 0 })
+      return JSON.parse(run.stdout)
+    }
+    await cli('update', String(id), '--plan', 'pro', '--scope', 'read')
+    // The windows are the account's: what instance 0 counted stays counted under the new plan.
+    const upgraded = await Promise.all([1, 2].map((i) => list(i)))
+    expect(upgraded.map((r) => r.headers.get('x-ratelimit-limit'))).toEqual(['300', '300'])
+    expect(upgraded.map((r) => r.headers.get('x-ratelimit-remaining')).sort()).toEqual(['297', '298'])
+    const write = await createPet(1, key, { name: 'Rex', categoryId: 1 })
+    expect(write.status).toBe(403)
+    const rotated = await cli('rotate', String(id), '--grace', '0')
+    expect(rotated.id).toBe(id)
+    expect((await Promise.all([0, 1, 2].map((i) => list(i)))).map((r) => r.status)).toEqual([401, 401, 401])
+    const fresh = await Promise.all([0, 1, 2].map((i) => list(i, rotated.key)))
+    expect(fresh.map((r) => r.status)).toEqual([200, 200, 200])
+    // The 401s of the old secret were counted per client IP; the new secret continues the account's count.
+    expect(Number(fresh.at(-1)?.headers.get('x-ratelimit-remaining'))).toBeLessThan(296)
+  })
+
   test('an Idempotency-Key replayed on the other instances returns the first pet', async () => {
     const { key } = await unlimited()
     const pet = { name: 'Replayed Rex', categoryId: 3, status: 'pending' }
