@@ -13,6 +13,9 @@ const migrations: Record<string, Migration> = {
   '0003_key_lifecycle': keyLifecycle,
 }
 
+/** Every migration's name, in the order they apply. */
+export const MIGRATION_NAMES = Object.keys(migrations)
+
 /** Brings the schema to the latest version; returns the names of the migrations it applied. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })

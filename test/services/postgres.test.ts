@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { loadConfig } from '../../src/config.js'
+import { MIGRATION_NAMES } from '../../src/db/migrate.js'
 import { createDeps } from '../../src/deps.js'
 import { buildTestApp, countPets, type TestApp } from '../helpers.js'
 import { createTestDatabase } from './test-stores.js'
@@ -31,10 +32,7 @@ test('three instances starting at once on one database apply each migration once
       .selectFrom('kysely_migration' as never)
       .selectAll()
       .execute()
-    expect(applied?.map((row) => (row as { name: string }).name)).toEqual([
-      '0001_initial',
-      '0002_storage_probe',
-    ])
+    expect(applied?.map((row) => (row as { name: string }).name)).toEqual(MIGRATION_NAMES)
     await Promise.all(instances.map((deps) => deps.close()))
   } finally {
     await fresh.drop()
