@@ -9,8 +9,14 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/services/**/*.test.ts', 'test/*.test.ts'],
-    // The CLI and the bare process on PostgreSQL: multi-instance.test.ts.
-    exclude: ['test/cli.test.ts', 'test/process.test.ts', 'node_modules/**'],
+    // The CLI and the bare process (its drain too) on SQLite only; on PostgreSQL: multi-instance.test.ts.
+    exclude: [
+      'test/cli.test.ts',
+      'test/cli-key-lifecycle.test.ts',
+      'test/process.test.ts',
+      'test/drain.test.ts',
+      'node_modules/**',
+    ],
     env: { PETSTORE_TEST_BACKEND: 'services' },
     testTimeout: 60_000,
     hookTimeout: 30_000,

@@ -10,6 +10,7 @@ import {
   logLine,
   ROOT,
   readResponse,
+  runCli,
   type Service,
   serviceFixture,
   waitUntilHealthy,
@@ -215,5 +216,21 @@ describe('SIGTERM under load and with idle connections', () => {
     const took = Date.now() - started
     expect(took).toBeGreaterThanOrEqual(2900)
     expect(took).toBeLessThan(6000)
+  })
+
+  it('writes the usage counted since the last flush before it exits', async () => {
+    const service = await fixture.start({ LOG_LEVEL: 'silent' })
+    await waitUntilHealthy(service)
+    const key = await fixture.issueKey()
+    const headers = { authorization: `Bearer ${key}` }
+    for (let i = 0; i < 3; i++) {
+      const response = await fetch(`http://127.0.0.1:${service.port}/v1/pets`, { headers })
+      expect(response.status).toBe(200)
+    }
+    service.child.kill('SIGTERM')
+    expect(await service.exited).toBe(0)
+    const env = { DATABASE_URL: fixture.state.databaseUrl }
+    const run = await runCli(['keys', 'usage', '1', '--days', '1', '--json'], env, fixture.state.dir)
+    expect(JSON.parse(run.stdout).days[0]).toMatchObject({ '2xx': 3, '4xx': 0, '429': 0, '5xx': 0 })
   })
 })
