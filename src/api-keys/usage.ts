@@ -15,6 +15,8 @@ export function statusClassOf(status: number): StatusClass {
 /** `2026-11-23`: the UTC day of a Unix-ms instant. */
 export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
+const DAY_MS = 86_400_000
+
 /** How often each instance adds what it counted to the database; a crash loses at most this much. */
 export const USAGE_FLUSH_MS = 5_000
 
@@ -38,14 +40,15 @@ export function createUsageRecorder(deps: { handle: DbHandle; clock: Clock; logg
   let tallies = new Map<string, Tally>()
   let lastUsed = new Map<number, number>()
 
+  /** Called for every response: two map updates, no date formatting (the day is named once per tally). */
   function record(apiKeyId: number, status: number): void {
     const now = clock.now()
-    const day = utcDay(now)
+    const dayNumber = Math.floor(now / DAY_MS)
     const statusClass = statusClassOf(status)
-    const id = `${apiKeyId}|${day}|${statusClass}`
+    const id = `${apiKeyId}|${dayNumber}|${statusClass}`
     const tally = tallies.get(id)
     if (tally) tally.requests++
-    else tallies.set(id, { apiKeyId, day, statusClass, requests: 1 })
+    else tallies.set(id, { apiKeyId, day: utcDay(now), statusClass, requests: 1 })
     lastUsed.set(apiKeyId, now)
   }
 
@@ -120,7 +123,7 @@ export async function usageOf(
   days: number,
   now: number,
 ): Promise<UsageDay[]> {
-  const dayList = Array.from({ length: days }, (_, index) => utcDay(now - (days - 1 - index) * 86_400_000))
+  const dayList = Array.from({ length: days }, (_, index) => utcDay(now - (days - 1 - index) * DAY_MS))
   const rows = await handle.db
     .selectFrom('key_usage')
     .select(['day', 'class', 'requests'])
