@@ -148,8 +148,9 @@ function insufficientScope(method: string): AppError {
   })
 }
 
+/** Every API request with a key asks: the cheap look at the target comes first (routeOptions builds an object). */
 function isStandingRequest(request: FastifyRequest): boolean {
-  return request.routeOptions.url === STANDING_PATH
+  return request.url.includes('rate_limit') && request.routeOptions.url === STANDING_PATH
 }
 
 function refusal(decision: Exclude<Decision, { outcome: 'allowed' }>, who: string): AppError {
