@@ -14,6 +14,7 @@ import { registerOpenApi } from './http/openapi.js'
 import { registerReplyHooks } from './http/reply.js'
 import { requestIdOf } from './http/request-context.js'
 import { createValidatorCompiler } from './http/validation.js'
+import { registerPetLifecycleRoutes } from './pets/pets.lifecycle.routes.js'
 import { registerPetRoutes } from './pets/pets.routes.js'
 import { petSchemas } from './pets/pets.schemas.js'
 
@@ -32,6 +33,7 @@ export const EXPOSED_HEADERS = [
   'Sunset',
   'X-Request-Id',
   'Idempotent-Replayed',
+  'ETag',
 ]
 
 /**
@@ -41,8 +43,8 @@ export const EXPOSED_HEADERS = [
 async function registerCors(app: FastifyInstance, origins: readonly string[]): Promise<void> {
   const options = {
     origin: [...origins],
-    methods: ['GET', 'HEAD', 'POST'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'X-Request-Id'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   }
@@ -104,6 +106,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerGuard(app, deps)
   await registerOpenApi(app, config)
   registerPetRoutes(app, deps)
+  registerPetLifecycleRoutes(app, deps)
   registerStandingRoute(app)
   registerHealthRoutes(app, deps)
   // With METRICS_PORT set, main.ts serves /metrics on that port instead.

@@ -195,9 +195,8 @@ describe('the other rows of the error table', () => {
   })
 
   test.each([
-    ['DELETE', '/v1/pets/1', 'GET, HEAD'],
-    ['PUT', '/v1/pets/1', 'GET, HEAD'],
-    ['POST', '/v1/pets/1', 'GET, HEAD'],
+    ['PUT', '/v1/pets/1', 'GET, HEAD, PATCH, DELETE'],
+    ['POST', '/v1/pets/1', 'GET, HEAD, PATCH, DELETE'],
     ['DELETE', '/v1/pets', 'GET, HEAD, POST'],
     ['PATCH', '/v1/pets', 'GET, HEAD, POST'],
     ['OPTIONS', '/v1/pets', 'GET, HEAD, POST'],

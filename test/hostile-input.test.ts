@@ -99,6 +99,16 @@ test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bod
       expect(pet).toEqual(expectedPet(request, pet.id))
       created.set(pet.id, pet)
     }
+    // PATCH and DELETE change what is stored: the expected set follows what they acknowledged.
+    if (request.method === 'PATCH' && reply.status === 200) {
+      const pet = JSON.parse(reply.body)
+      expect(created.has(pet.id)).toBe(true)
+      created.set(pet.id, pet)
+    }
+    if (request.method === 'DELETE' && reply.status === 204) {
+      const id = Number(/\/v1\/pets\/(\d+)/.exec(decodeURIComponent(request.target.split('?')[0] ?? ''))?.[1])
+      expect(created.delete(id), request.target).toBe(true)
+    }
   }
   await fc.assert(property, { numRuns: RUNS })
 

@@ -47,6 +47,7 @@ describe('the served OpenAPI document', () => {
       'Error',
       'NewPet',
       'Pet',
+      'PetPatch',
       'PetStatus',
       'Pets',
       'RateLimitStatus',
@@ -54,9 +55,11 @@ describe('the served OpenAPI document', () => {
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods))
     expect(operations.map((operation) => operation.operationId).sort()).toEqual([
       'createPet',
+      'deletePet',
       'getPet',
       'getRateLimit',
       'listPets',
+      'updatePet',
     ])
     expect(document.paths['/pets/{petId}']?.get?.deprecated).toBe(true)
     expect(document.paths['/pets/{petId}']?.get?.['x-stability']).toBe('deprecated')

@@ -36,10 +36,18 @@ export interface paths {
         get: operations["getPet"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove an animal (experimental)
+         * @description Afterwards the animal is a 404 and absent from listings; its id is never given again.
+         */
+        delete: operations["deletePet"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an animal (experimental)
+         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`) of name, categoryId and status, with the rules of createPet. Send the ETag of the animal you read as If-Match, so that a change made meanwhile is not overwritten.
+         */
+        patch: operations["updatePet"];
         trace?: never;
     };
     "/rate_limit": {
@@ -106,6 +114,21 @@ export interface components {
         };
         /** @description A page of animals in ascending id order. */
         Pets: components["schemas"]["Pet"][];
+        /** @description A JSON merge patch (RFC 7396) of an animal: the fields given change, with the rules of createPet; the others stay. At least one field. */
+        PetPatch: {
+            /**
+             * @description The animal's name: 1 to 100 Unicode code points after trimming surrounding white space, no control characters. Stored trimmed, otherwise exactly as sent.
+             * @example Rex
+             */
+            name?: string;
+            /**
+             * Format: int64
+             * @description Identifier of the category the animal belongs to.
+             */
+            categoryId?: number;
+            /** @description A status, or null to remove it. */
+            status?: components["schemas"]["PetStatus"] | null;
+        };
         RateLimitStatus: {
             /** @enum {unknown} */
             plan: "free" | "pro" | "business" | "enterprise";
@@ -168,6 +191,11 @@ export interface operations {
                 status?: components["schemas"]["PetStatus"];
                 /** @description Opaque position of the next page, taken from the `Link: rel="next"` header. */
                 cursor?: string;
+                /**
+                 * @description Experimental: 1 to 100 comma-separated ids; only those animals that exist, ascending (with `status`, only those that have it). Not with `cursor`. Replaces getPet after its removal.
+                 * @example 1,2,3
+                 */
+                id?: string;
             };
             header?: never;
             path?: never;
@@ -656,7 +684,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the animal to retrieve. */
+                /** @description Identifier of the animal. */
                 petId: number;
             };
             cookie?: never;
@@ -808,6 +836,516 @@ export interface operations {
                     Sunset?: string;
                     /** @description `<.../pets>; rel="successor-version"`: use listPets instead. */
                     Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
+            429: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Whole seconds until a request can be admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `internal_error`: unexpected; the body never carries internals. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unavailable`: the database cannot be reached; retry after the given delay. */
+            503: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deletePet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the animal. */
+                petId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The animal was removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error: `invalid_request`: petId is not an integer from 1 to 9007199254740991. */
+            400: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret whose grace period ended (the message says which). */
+            401: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `insufficient_scope`: this key has the `read` scope (GET and HEAD only); the request still counts against its limits. */
+            403: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description `Bearer error="insufficient_scope"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found`: no animal has this id (or it was deleted). */
+            404: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
+            429: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Whole seconds until a request can be admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `internal_error`: unexpected; the body never carries internals. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unavailable`: the database cannot be reached; retry after the given delay. */
+            503: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updatePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Change the animal only if it is still in the state of this ETag (else 412). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier of the animal. */
+                petId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PetPatch"];
+            };
+        };
+        responses: {
+            /** @description The animal as changed. */
+            200: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Strong validator of the animal's current state. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description Error: `invalid_request`: a field breaks the rules, or the patch is empty. */
+            400: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret whose grace period ended (the message says which). */
+            401: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `insufficient_scope`: this key has the `read` scope (GET and HEAD only); the request still counts against its limits. */
+            403: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description `Bearer error="insufficient_scope"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found`: no animal has this id (or it was deleted). */
+            404: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `precondition_failed`: the animal changed since the ETag in If-Match. */
+            412: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large`: the body is over 64 KiB. */
+            413: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
                     [name: string]: unknown;
                 };
                 content: {

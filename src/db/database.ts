@@ -7,6 +7,10 @@ export interface PetsTable {
   category_id: number
   status: string | null
   created_at: number
+  /** 1 when created, one more on every change: the pet's ETag. */
+  version: Generated<number>
+  /** Set when the pet was deleted: reads skip it, its id is never reused. */
+  deleted_at: number | null
 }
 
 export interface ApiKeysTable {

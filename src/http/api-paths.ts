@@ -36,6 +36,7 @@ export function allowedMethods(path: string): string | undefined {
   if (path === API_PREFIX) return 'GET, HEAD, POST'
   if (path === STANDING_PATH) return 'GET, HEAD'
   const rest = path.slice(API_PREFIX.length + 1)
-  if (path.startsWith(`${API_PREFIX}/`) && rest !== '' && !rest.includes('/')) return 'GET, HEAD'
+  if (path.startsWith(`${API_PREFIX}/`) && rest !== '' && !rest.includes('/'))
+    return 'GET, HEAD, PATCH, DELETE'
   return undefined
 }

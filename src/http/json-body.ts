@@ -14,13 +14,18 @@ const NUMBER = /-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
-    try {
-      done(null, parseJson(body as Buffer))
-    } catch (error) {
-      done(error as AppError, undefined)
-    }
-  })
+  // PATCH takes RFC 7396 merge patches under their own media type too; they are JSON all the same.
+  app.addContentTypeParser(
+    ['application/json', 'application/merge-patch+json'],
+    { parseAs: 'buffer' },
+    (_request, body, done) => {
+      try {
+        done(null, parseJson(body as Buffer))
+      } catch (error) {
+        done(error as AppError, undefined)
+      }
+    },
+  )
 }
 
 function parseJson(body: Buffer): unknown {

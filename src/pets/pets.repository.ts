@@ -3,9 +3,15 @@ import type { Db, PetsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import type { NewPet, Pet, PetStatus } from './pets.schemas.js'
 
-type PetRow = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>
+type PetRow = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status' | 'version'>
 
-const PET_COLUMNS = ['id', 'name', 'category_id', 'status'] as const
+const PET_COLUMNS = ['id', 'name', 'category_id', 'status', 'version'] as const
+
+/** A pet and its version: the version changes whenever the pet does (it makes the ETag). */
+export interface PetRecord {
+  pet: Pet
+  version: number
+}
 
 /** The one place a stored row becomes a Pet: a null status is left out, as the spec's Pet has it optional. */
 function toPet(row: PetRow): Pet {
@@ -14,39 +20,41 @@ function toPet(row: PetRow): Pet {
   return pet
 }
 
+const toRecord = (row: PetRow): PetRecord => ({ pet: toPet(row), version: row.version })
+
 export interface PetPageQuery {
   afterId: number
   limit: number
   status?: PetStatus | undefined
 }
 
+/** What a PATCH changes: a field left undefined stays; `status: null` removes the status. */
+export interface PetChanges {
+  name?: string
+  categoryId?: number
+  status?: PetStatus | null
+}
+
 export type PetRepository = ReturnType<typeof createPetRepository>
 
 /**
  * The only code that writes SQL for pets. Reads go through the handle's prepared reads (committed data,
- * SQL compiled once); `insertPet` takes the transaction it writes in.
+ * SQL compiled once) and never return a deleted pet; writes take the transaction they write in.
  */
 export function createPetRepository(handle: DbHandle) {
-  const byId = handle.prepareRead((db, id: number) =>
-    db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', id),
-  )
+  const live = (db: Db) => db.selectFrom('pets').select(PET_COLUMNS).where('deleted_at', 'is', null)
+  const byId = handle.prepareRead((db, id: number) => live(db).where('id', '=', id))
   const page = handle.prepareRead((db, afterId: number, limit: number) =>
-    db.selectFrom('pets').select(PET_COLUMNS).where('id', '>', afterId).orderBy('id').limit(limit),
+    live(db).where('id', '>', afterId).orderBy('id').limit(limit),
   )
   const pageByStatus = handle.prepareRead((db, afterId: number, status: string, limit: number) =>
-    db
-      .selectFrom('pets')
-      .select(PET_COLUMNS)
-      .where('id', '>', afterId)
-      .where('status', '=', status)
-      .orderBy('id')
-      .limit(limit),
+    live(db).where('id', '>', afterId).where('status', '=', status).orderBy('id').limit(limit),
   )
 
   return {
-    async findPetById(id: number): Promise<Pet | undefined> {
+    async findPetById(id: number): Promise<PetRecord | undefined> {
       const [row] = await byId(id)
-      return row && toPet(row)
+      return row && toRecord(row)
     },
 
     /** Keyset page: pets with an id above `afterId`, in ascending id order. */
@@ -56,6 +64,13 @@ export function createPetRepository(handle: DbHandle) {
           ? await page(query.afterId, query.limit)
           : await pageByStatus(query.afterId, query.status, query.limit)
       return rows.map(toPet)
+    },
+
+    /** Those of `ids` that exist (and have `status`, when given), in ascending id order. */
+    async listPetsByIds(ids: readonly number[], status?: PetStatus): Promise<Pet[]> {
+      let query = live(handle.db).where('id', 'in', [...ids])
+      if (status !== undefined) query = query.where('status', '=', status)
+      return (await query.orderBy('id').execute()).map(toPet)
     },
 
     async insertPet(trx: Db, pet: NewPet, createdAt: number): Promise<Pet> {
@@ -70,6 +85,42 @@ export function createPetRepository(handle: DbHandle) {
         .returning(PET_COLUMNS)
         .executeTakeFirstOrThrow()
       return toPet(row)
+    },
+
+    /**
+     * Applies `changes` if the pet exists (and, with `expectedVersions`, is still at one of them), in one
+     * statement, so two concurrent changes cannot both pass the same If-Match. Undefined when nothing matched.
+     */
+    async updatePet(
+      trx: Db,
+      id: number,
+      changes: PetChanges,
+      expectedVersions?: readonly number[],
+    ): Promise<PetRecord | undefined> {
+      let query = trx
+        .updateTable('pets')
+        .set((eb) => ({
+          ...(changes.name !== undefined && { name: changes.name }),
+          ...(changes.categoryId !== undefined && { category_id: changes.categoryId }),
+          ...(changes.status !== undefined && { status: changes.status }),
+          version: eb('version', '+', 1),
+        }))
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+      if (expectedVersions !== undefined) query = query.where('version', 'in', [...expectedVersions])
+      const row = await query.returning(PET_COLUMNS).executeTakeFirst()
+      return row && toRecord(row)
+    },
+
+    /** Marks the pet deleted; false when no such (live) pet exists. */
+    async deletePet(trx: Db, id: number, at: number): Promise<boolean> {
+      const result = await trx
+        .updateTable('pets')
+        .set((eb) => ({ deleted_at: at, version: eb('version', '+', 1) }))
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst()
+      return result.numUpdatedRows > 0n
     },
   }
 }

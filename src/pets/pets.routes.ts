@@ -5,8 +5,9 @@ import { AppError } from '../errors.js'
 import { callerKeyOf } from '../http/guard.js'
 import { countHeader, publicUrlOf } from '../http/public-url.js'
 import { deprecationHeaders } from './pets.deprecation.js'
+import { etagOf } from './pets.etag.js'
 import { CreatePetHeaders, createPetResponses, getPetResponses, listPetsResponses } from './pets.responses.js'
-import { DEFAULT_PAGE_SIZE, ListPetsQuery, NewPet, PetParams } from './pets.schemas.js'
+import { DEFAULT_PAGE_SIZE, ListPetsQuery, NewPet, PetParams, type PetStatus } from './pets.schemas.js'
 import type { PetPage, PetService } from './pets.service.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -30,7 +31,8 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
       },
     },
     async (request, reply) => {
-      const { limit = DEFAULT_PAGE_SIZE, status, cursor } = request.query
+      const { limit = DEFAULT_PAGE_SIZE, status, cursor, id } = request.query
+      if (id !== undefined) return reply.send(await listByIds(id, status, cursor))
       const page = await pets.listPets({ limit, status, cursor })
       if (page.nextCursor) {
         const filter = status === undefined ? '' : `&status=${status}`
@@ -73,6 +75,8 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
         idempotencyKey: request.headers['idempotency-key'],
       })
       if (replayed) reply.header('idempotent-replayed', 'true')
+      // A new pet is at version 1; a replayed one may have changed since: its ETag is left out.
+      else reply.header('etag', etagOf({ pet, version: 1 }))
       return reply.code(201).send(pet)
     },
   )
@@ -95,6 +99,19 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
         done(null, payload)
       },
     },
-    async (request) => pets.getPet(request.params.petId),
+    async (request, reply) => {
+      const record = await pets.getPet(request.params.petId)
+      return reply.header('etag', etagOf(record)).send(record.pet)
+    },
   )
+
+  /** `?id=1,2,3`: those pets that exist, ascending (CONTRACT §11). */
+  async function listByIds(idList: string, status: PetStatus | undefined, cursor: string | undefined) {
+    if (cursor !== undefined) throw new AppError('invalid_request', 'id and cursor cannot be combined')
+    const ids = [...new Set(idList.split(',').map(Number))]
+    if (ids.some((id) => !Number.isSafeInteger(id))) {
+      throw new AppError('invalid_request', 'id must list integers from 1 to 9007199254740991')
+    }
+    return pets.listPetsByIds(ids, status)
+  }
 }

@@ -16,7 +16,7 @@ import { sha256 } from '../sha256.js'
 import { decodeCursor, encodeCursor } from './pets.cursor.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
 import { normalisePetName } from './pets.name.js'
-import { createPetRepository } from './pets.repository.js'
+import { createPetRepository, type PetChanges, type PetRecord } from './pets.repository.js'
 import type { NewPet, Pet, PetStatus } from './pets.schemas.js'
 
 /** Idempotency records are kept for 24 hours (contract §7). */
@@ -58,7 +58,7 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
   const { handle, clock } = deps
   const repository = createPetRepository(handle)
   const pages = createFreshCache<PetPage>(handle.changeToken, PAGE_CACHE_ENTRIES)
-  const byId = createFreshCache<Pet>(handle.changeToken, PET_CACHE_ENTRIES)
+  const byId = createFreshCache<PetRecord>(handle.changeToken, PET_CACHE_ENTRIES)
   const insertGrouped = createGroupCommit(handle, (trx, item: { pet: NewPet; createdAt: number }) =>
     repository.insertPet(trx, item.pet, item.createdAt),
   )
@@ -114,7 +114,7 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
         'this Idempotency-Key was used with a different body; use a new key',
       )
     }
-    const pet = record.petId === null ? undefined : await repository.findPetById(record.petId)
+    const pet = record.petId === null ? undefined : (await repository.findPetById(record.petId))?.pet
     if (!pet) {
       throw new AppError(
         'idempotency_key_in_use',
@@ -124,27 +124,51 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
     return { pet, replayed: true }
   }
 
-  async function getPet(id: number): Promise<Pet> {
+  /** The pet and its version (for the ETag). */
+  async function getPet(id: number): Promise<PetRecord> {
     if (clock.now() >= GET_PET_SUNSET_AT) {
-      throw new AppError(
-        'gone',
-        'getPet was removed on 5 December 2030; use GET /pets with the status filter',
-      )
+      throw new AppError('gone', 'getPet was removed on 5 December 2030; use GET /pets?id=<petId>')
     }
     const { value, token } = byId.lookup(String(id))
-    const pet = value ?? (await repository.findPetById(id))
-    if (!pet) throw new AppError('not_found', `pet ${id} does not exist`)
-    return byId.store(String(id), token, pet)
+    const record = value ?? (await repository.findPetById(id))
+    if (!record) throw notFound(id)
+    return byId.store(String(id), token, record)
+  }
+
+  /**
+   * Changes the pet (createPet's rules for each field). With `ifMatch` (the versions an If-Match header
+   * named) only while the pet is still at one of them: 412 otherwise, and nothing changes.
+   */
+  async function patchPet(id: number, changes: PetChanges, ifMatch?: readonly number[]): Promise<PetRecord> {
+    const fields = changes.name === undefined ? changes : { ...changes, name: normalisePetName(changes.name) }
+    const updated =
+      ifMatch?.length === 0
+        ? undefined
+        : await handle.write((trx) => repository.updatePet(trx, id, fields, ifMatch))
+    if (updated) return updated
+    if (!(await repository.findPetById(id))) throw notFound(id)
+    throw new AppError('precondition_failed', `pet ${id} changed since the ETag in If-Match: fetch it again`)
+  }
+
+  async function deletePet(id: number): Promise<void> {
+    const deleted = await handle.write((trx) => repository.deletePet(trx, id, clock.now()))
+    if (!deleted) throw notFound(id)
   }
 
   return {
     listPets,
     createPet,
     getPet,
+    patchPet,
+    deletePet,
+    /** GET /pets?id=...: those that exist, ascending. */
+    listPetsByIds: (ids: readonly number[], status?: PetStatus) => repository.listPetsByIds(ids, status),
     purgeExpiredIdempotencyKeys: () =>
       handle.write((trx) => purgeIdempotencyKeys(trx, clock.now() - IDEMPOTENCY_TTL_MS)),
   }
 }
+
+const notFound = (id: number) => new AppError('not_found', `pet ${id} does not exist`)
 
 /** The same body, whatever its key order or white space, hashes the same. */
 function hashRequest(newPet: NewPet): string {

@@ -54,17 +54,28 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       const tom = await pets.insertPet(db, { name: 'Tom', categoryId: 2, status: 'sold' }, T0)
       expect(tom.id).toBeGreaterThan(rex.id)
       expect(await pets.findPetById(rex.id)).toEqual({
-        id: rex.id,
-        name: 'Rex 🐕',
-        categoryId: Number.MAX_SAFE_INTEGER,
+        pet: { id: rex.id, name: 'Rex 🐕', categoryId: Number.MAX_SAFE_INTEGER },
+        version: 1,
       })
       expect(await pets.findPetById(tom.id)).toEqual({
-        id: tom.id,
-        name: 'Tom',
-        categoryId: 2,
-        status: 'sold',
+        pet: { id: tom.id, name: 'Tom', categoryId: 2, status: 'sold' },
+        version: 1,
       })
       expect(await pets.findPetById(tom.id + 1)).toBeUndefined()
+    })
+
+    test('a change moves the version, a stale version changes nothing, and a deleted pet is gone from reads', async () => {
+      const rex = await pets.insertPet(db, { name: 'Rex', categoryId: 1, status: 'available' }, T0)
+      expect(await pets.updatePet(db, rex.id, { status: null }, [1])).toEqual({
+        pet: { id: rex.id, name: 'Rex', categoryId: 1 },
+        version: 2,
+      })
+      expect(await pets.updatePet(db, rex.id, { name: 'Stale' }, [1])).toBeUndefined()
+      expect(await pets.deletePet(db, rex.id, T0)).toBe(true)
+      expect(await pets.deletePet(db, rex.id, T0)).toBe(false)
+      expect(await pets.findPetById(rex.id)).toBeUndefined()
+      expect(await pets.listPetsByIds([rex.id])).toEqual([])
+      expect(await pets.updatePet(db, rex.id, { name: 'Back' })).toBeUndefined()
     })
 
     test('keyset pages are in ascending id order after the cursor, optionally by status', async () => {

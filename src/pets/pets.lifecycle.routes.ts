@@ -1,0 +1,90 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { COMMON_ERRORS, documented, errorResponse, INSUFFICIENT_SCOPE } from '../http/error.schemas.js'
+import { ref } from '../schema-ref.js'
+import { etagOf, ifMatchVersions } from './pets.etag.js'
+import { Pet, PetParams, PetPatch } from './pets.schemas.js'
+import type { PetService } from './pets.service.js'
+
+const ETAG = {
+  ETag: { type: 'string' as const, description: "Strong validator of the animal's current state." },
+}
+const IF_MATCH = {
+  type: 'object',
+  properties: {
+    'if-match': {
+      type: 'string',
+      description: 'Change the animal only if it is still in the state of this ETag (else 412).',
+    },
+  },
+} as const
+const NOT_FOUND = errorResponse('`not_found`: no animal has this id (or it was deleted)')
+const experimental = { tags: ['pets'], 'x-stability': 'experimental', security: [{ bearerAuth: ['write'] }] }
+
+/** PATCH and DELETE of one pet (CONTRACT §11, experimental). */
+export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: PetService }): void {
+  const { pets } = deps
+  const api = app.withTypeProvider<TypeBoxTypeProvider>()
+
+  api.patch(
+    '/v1/pets/:petId',
+    {
+      schema: {
+        operationId: 'updatePet',
+        summary: 'Change an animal (experimental)',
+        description:
+          'A JSON merge patch (`application/merge-patch+json` or `application/json`) of name, categoryId ' +
+          'and status, with the rules of createPet. Send the ETag of the animal you read as If-Match, so ' +
+          'that a change made meanwhile is not overwritten.',
+        ...experimental,
+        params: PetParams,
+        headers: IF_MATCH,
+        body: ref(PetPatch),
+        response: {
+          200: documented(ref(Pet), 'The animal as changed.', ETAG),
+          400: errorResponse('`invalid_request`: a field breaks the rules, or the patch is empty'),
+          403: INSUFFICIENT_SCOPE,
+          404: NOT_FOUND,
+          412: errorResponse('`precondition_failed`: the animal changed since the ETag in If-Match'),
+          413: errorResponse('`payload_too_large`: the body is over 64 KiB'),
+          415: errorResponse('`unsupported_media_type`: the body is not JSON'),
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = request.params.petId
+      const ifMatch = request.headers['if-match']
+      const record = await pets.patchPet(
+        id,
+        request.body,
+        ifMatch === undefined ? undefined : ifMatchVersions(ifMatch, id),
+      )
+      return reply.header('etag', etagOf(record)).send(record.pet)
+    },
+  )
+
+  api.delete(
+    '/v1/pets/:petId',
+    {
+      schema: {
+        operationId: 'deletePet',
+        summary: 'Remove an animal (experimental)',
+        description: 'Afterwards the animal is a 404 and absent from listings; its id is never given again.',
+        ...experimental,
+        params: PetParams,
+        response: {
+          204: { type: 'null', description: 'The animal was removed.' },
+          400: errorResponse('`invalid_request`: petId is not an integer from 1 to 9007199254740991'),
+          403: INSUFFICIENT_SCOPE,
+          404: NOT_FOUND,
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      await pets.deletePet(request.params.petId)
+      return reply.code(204).send(null)
+    },
+  )
+}
