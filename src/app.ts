@@ -14,6 +14,8 @@ import { registerOpenApi } from './http/openapi.js'
 import { registerReplyHooks } from './http/reply.js'
 import { requestIdOf } from './http/request-context.js'
 import { createValidatorCompiler } from './http/validation.js'
+import { registerOrderRoutes } from './orders/orders.routes.js'
+import { orderSchemas } from './orders/orders.schemas.js'
 import { registerPetLifecycleRoutes } from './pets/pets.lifecycle.routes.js'
 import { registerPetRoutes } from './pets/pets.routes.js'
 import { petSchemas } from './pets/pets.schemas.js'
@@ -92,7 +94,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
     },
   })
-  const sharedSchemas = [...petSchemas, RateLimitStatus, ErrorBody]
+  const sharedSchemas = [...petSchemas, ...orderSchemas, RateLimitStatus, ErrorBody]
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas))
 
@@ -107,6 +109,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await registerOpenApi(app, config)
   registerPetRoutes(app, deps)
   registerPetLifecycleRoutes(app, deps)
+  registerOrderRoutes(app, deps)
   registerStandingRoute(app)
   registerHealthRoutes(app, deps)
   // With METRICS_PORT set, main.ts serves /metrics on that port instead.

@@ -10,6 +10,7 @@ import { migrateDatabase } from './db/migrate.js'
 import { trackWriteHealth } from './db/write-health.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { createLogger } from './logger.js'
+import { createOrderService, type OrderService } from './orders/orders.service.js'
 import { createPetService, type PetService } from './pets/pets.service.js'
 import { withFallback } from './rate-limit/fallback-store.js'
 import { createMemoryStore } from './rate-limit/memory-store.js'
@@ -25,6 +26,7 @@ export interface Deps {
   /** The one database handle: Kysely, the prepared reads and the change token (see db/handle.ts). */
   database: DbHandle
   pets: PetService
+  orders: OrderService
   apiKeys: ApiKeyService
   /** Requests per account, day and status class: counted in memory, flushed every few seconds. */
   usage: UsageRecorder
@@ -71,6 +73,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     database,
     pets,
+    orders: createOrderService({ handle: database, clock }),
     apiKeys: createApiKeyService({ handle: database, clock, env: config.env }),
     usage,
     metrics,

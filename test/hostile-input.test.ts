@@ -77,8 +77,9 @@ test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bod
       bytes,
       batch.map((request) => request.method === 'HEAD'),
     )
-    // A connection the server closed early (a malformed request) answers fewer; the first always answers.
-    expect(replies.length).toBeGreaterThan(0)
+    // A lone request is always answered. In a pipeline, a malformed request makes Node close the
+    // connection, and responses still being written before it are lost (only safe methods come first).
+    if (batch.length === 1) expect(replies.length).toBe(1)
     if (batch.length > 1) pipelined += batch.length
     for (const [index, reply] of replies.entries()) check(batch[index] as GeneratedRequest, reply)
     sent += batch.length

@@ -44,7 +44,11 @@ test('keys issued before the key-lifecycle migration keep working, and the previ
     values (${hash}, 'ps_live_kkkk', null, 'pro', 'production', null, null, 1)`
   await insertOldKey(hashApiKey(KEY)).execute(handle.db)
 
-  expect(await migrateToLatest(handle.db)).toEqual(['0003_key_lifecycle', '0004_pet_lifecycle'])
+  expect(await migrateToLatest(handle.db)).toEqual([
+    '0003_key_lifecycle',
+    '0004_pet_lifecycle',
+    '0005_store_orders',
+  ])
   const service = createApiKeyService({ handle, clock: new FakeClock(), env: 'production' })
   expect(await service.verifyApiKey(KEY)).toMatchObject({
     plan: 'pro',

@@ -45,7 +45,13 @@ describe('the served OpenAPI document', () => {
     expect(document.security).toEqual([{ bearerAuth: [] }])
     expect(Object.keys(document.components.schemas).sort()).toEqual([
       'Error',
+      'Inventory',
+      'NewOrder',
       'NewPet',
+      'Order',
+      'OrderChange',
+      'OrderStatus',
+      'Orders',
       'Pet',
       'PetPatch',
       'PetStatus',
@@ -56,18 +62,37 @@ describe('the served OpenAPI document', () => {
     expect(operations.map((operation) => operation.operationId).sort()).toEqual([
       'createPet',
       'deletePet',
+      'getInventory',
+      'getOrder',
       'getPet',
       'getRateLimit',
+      'listOrders',
       'listPets',
+      'placeOrder',
+      'updateOrder',
       'updatePet',
     ])
     expect(document.paths['/pets/{petId}']?.get?.deprecated).toBe(true)
     expect(document.paths['/pets/{petId}']?.get?.['x-stability']).toBe('deprecated')
     expect(document.paths['/pets']?.get?.deprecated).toBeUndefined()
+    // Every operation of CONTRACT §11 is marked experimental.
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        if (!path.startsWith('/store/') && method !== 'patch' && method !== 'delete') continue
+        expect(operation['x-stability'], `${method} ${path}`).toBe('experimental')
+      }
+    }
   })
 
   test('writes the paths as the spec does, relative to servers that end in /v1', async () => {
-    expect(Object.keys(document.paths).sort()).toEqual(['/pets', '/pets/{petId}', '/rate_limit'])
+    expect(Object.keys(document.paths).sort()).toEqual([
+      '/pets',
+      '/pets/{petId}',
+      '/rate_limit',
+      '/store/inventory',
+      '/store/orders',
+      '/store/orders/{orderId}',
+    ])
     expect(document.servers?.map((server) => new URL(server.url).pathname)).toEqual(['/v1', '/v1', '/v1'])
   })
 

@@ -50,6 +50,65 @@ export interface paths {
         patch: operations["updatePet"];
         trace?: never;
     };
+    "/store/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling account's orders (experimental) */
+        get: operations["listOrders"];
+        put?: never;
+        /**
+         * Order an animal (experimental)
+         * @description The animal must be `available`; it becomes `pending` in the same transaction.
+         */
+        post: operations["placeOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One order of the calling account (experimental) */
+        get: operations["getOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move an order on (experimental)
+         * @description `placed` → `approved` → `delivered` (the animal becomes `sold`); `placed` or `approved` → `cancelled` (the animal becomes `available` again).
+         */
+        patch: operations["updateOrder"];
+        trace?: never;
+    };
+    "/store/inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Animals by status (experimental) */
+        get: operations["getInventory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rate_limit": {
         parameters: {
             query?: never;
@@ -129,6 +188,50 @@ export interface components {
             /** @description A status, or null to remove it. */
             status?: components["schemas"]["PetStatus"] | null;
         };
+        /**
+         * @description `placed` → `approved` → `delivered`; `placed` or `approved` → `cancelled`.
+         * @enum {string}
+         */
+        OrderStatus: "placed" | "approved" | "delivered" | "cancelled";
+        /** @description Request body for placing an order. */
+        NewOrder: {
+            /**
+             * Format: int64
+             * @description The animal to buy: it must be `available`.
+             */
+            petId: number;
+        };
+        /** @description A store order of the calling key's account. */
+        Order: {
+            /**
+             * Format: int64
+             * @description Unique identifier assigned by the service.
+             */
+            id: number;
+            /**
+             * Format: int64
+             * @description The animal ordered.
+             */
+            petId: number;
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * Format: date-time
+             * @description When the order was placed.
+             */
+            createdAt: string;
+        };
+        /** @description A page of orders in ascending id order. */
+        Orders: components["schemas"]["Order"][];
+        /** @description The status the order moves to. */
+        OrderChange: {
+            status: components["schemas"]["OrderStatus"];
+        };
+        /** @description Animals by status, over all animals (those without a status are not counted). */
+        Inventory: {
+            available: number;
+            pending: number;
+            sold: number;
+        };
         RateLimitStatus: {
             /** @enum {unknown} */
             plan: "free" | "pro" | "business" | "enterprise";
@@ -166,7 +269,7 @@ export interface components {
              * @description Machine-readable error code; see the list in each response.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "forbidden" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "idempotency_key_reused" | "header_too_large" | "rate_limited" | "key_banned" | "internal_error" | "unavailable";
+            code: "invalid_request" | "unauthorized" | "forbidden" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "conflict" | "pet_unavailable" | "invalid_transition" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "idempotency_key_reused" | "header_too_large" | "rate_limited" | "key_banned" | "internal_error" | "unavailable";
             /** @description One sentence a person can act on. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -1046,6 +1149,31 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Error: `conflict`: an order for the animal is open (placed or approved). */
+            409: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
             429: {
                 headers: {
@@ -1346,6 +1474,1072 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description `nosniff`. */
                     "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
+            429: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Whole seconds until a request can be admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `internal_error`: unexpected; the body never carries internals. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unavailable`: the database cannot be reached; retry after the given delay. */
+            503: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listOrders: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of orders. */
+                limit?: number;
+                status?: components["schemas"]["OrderStatus"];
+                /** @description Opaque position of the next page, taken from the `Link: rel="next"` header. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of orders in ascending id order. */
+            200: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description RFC 8288 `<...>; rel="next"` to the next page; absent on the last. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Orders"];
+                };
+            };
+            /** @description Error: `invalid_request`: a parameter or the body breaks the rules; the message names it. */
+            400: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret whose grace period ended (the message says which). */
+            401: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
+            429: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Whole seconds until a request can be admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `internal_error`: unexpected; the body never carries internals. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unavailable`: the database cannot be reached; retry after the given delay. */
+            503: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    placeOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewOrder"];
+            };
+        };
+        responses: {
+            /** @description The order, `placed`. */
+            201: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description `true` when an earlier request with this Idempotency-Key placed it. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Error: `invalid_request`: a parameter or the body breaks the rules; the message names it. */
+            400: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret whose grace period ended (the message says which). */
+            401: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `insufficient_scope`: this key has the `read` scope (GET and HEAD only); the request still counts against its limits. */
+            403: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description `Bearer error="insufficient_scope"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `pet_unavailable`: the animal is not available (or does not exist); `idempotency_key_in_use`. */
+            409: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type`: the body is not application/json. */
+            415: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            422: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
+            429: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Whole seconds until a request can be admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `internal_error`: unexpected; the body never carries internals. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unavailable`: the database cannot be reached; retry after the given delay. */
+            503: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the order. */
+                orderId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Error: `invalid_request`: a parameter or the body breaks the rules; the message names it. */
+            400: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret whose grace period ended (the message says which). */
+            401: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found`: the calling account has no order with this id. */
+            404: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
+            429: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Whole seconds until a request can be admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `internal_error`: unexpected; the body never carries internals. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unavailable`: the database cannot be reached; retry after the given delay. */
+            503: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the order. */
+                orderId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderChange"];
+            };
+        };
+        responses: {
+            /** @description The order as changed. */
+            200: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Error: `invalid_request`: a parameter or the body breaks the rules; the message names it. */
+            400: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret whose grace period ended (the message says which). */
+            401: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `insufficient_scope`: this key has the `read` scope (GET and HEAD only); the request still counts against its limits. */
+            403: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description `Bearer error="insufficient_scope"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found`: the calling account has no order with this id. */
+            404: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `invalid_transition`: the order cannot move there from its status (named). */
+            409: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
+            429: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Whole seconds until a request can be admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `internal_error`: unexpected; the body never carries internals. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unavailable`: the database cannot be reached; retry after the given delay. */
+            503: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInventory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Counts over all animals. */
+            200: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Inventory"];
+                };
+            };
+            /** @description Error: `unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret whose grace period ended (the message says which). */
+            401: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -54,7 +54,20 @@ export interface IdempotencyKeysTable {
   request_hash: string
   /** Null only inside the transaction that creates the pet: never visible to another request. */
   pet_id: number | null
+  /** Set instead of pet_id when the key placed an order. */
+  order_id: number | null
   created_at: number
+}
+
+/** A store order: the account's (`api_key_id`), for one pet. */
+export interface OrdersTable {
+  id: Generated<number>
+  api_key_id: number
+  pet_id: number
+  /** `placed`, `approved`, `delivered` or `cancelled`. */
+  status: string
+  created_at: number
+  updated_at: number
 }
 
 /** Always empty outside the readiness probe's transaction (db/write-health.ts). */
@@ -70,6 +83,7 @@ export interface Database {
   storage_probe: StorageProbeTable
   retired_key_secrets: RetiredKeySecretsTable
   key_usage: KeyUsageTable
+  orders: OrdersTable
 }
 
 /** The database handle every repository function takes first (or a transaction of it). */

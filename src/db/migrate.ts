@@ -6,6 +6,7 @@ import * as initial from './migrations/0001_initial.js'
 import * as storageProbe from './migrations/0002_storage_probe.js'
 import * as keyLifecycle from './migrations/0003_key_lifecycle.js'
 import * as petLifecycle from './migrations/0004_pet_lifecycle.js'
+import * as storeOrders from './migrations/0005_store_orders.js'
 
 /** Versioned migrations, applied in name order; listed here so the built output needs no file scan. */
 const migrations: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '0002_storage_probe': storageProbe,
   '0003_key_lifecycle': keyLifecycle,
   '0004_pet_lifecycle': petLifecycle,
+  '0005_store_orders': storeOrders,
 }
 
 /** Every migration's name, in the order they apply. */

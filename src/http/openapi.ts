@@ -30,6 +30,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       tags: [
         { name: 'pets', description: 'The animals of the store.' },
         { name: 'account', description: "The calling key's own standing." },
+        { name: 'store', description: 'Orders and the inventory (experimental).' },
       ],
       components: {
         securitySchemes: {

@@ -5,6 +5,8 @@ export interface IdempotencyRecord {
   requestHash: string
   /** Null only inside the transaction that creates the pet: never visible to another request. */
   petId: number | null
+  /** Set when the request placed an order instead. */
+  orderId: number | null
   createdAt: number
 }
 
@@ -27,6 +29,7 @@ export async function claimIdempotencyKey(db: Db, claim: IdempotencyClaim): Prom
       key: claim.key,
       request_hash: claim.requestHash,
       pet_id: null,
+      order_id: null,
       created_at: claim.createdAt,
     })
     .onConflict((conflict) => conflict.columns(['api_key_id', 'key']).doNothing())
@@ -41,32 +44,40 @@ export async function findIdempotencyRecord(
 ): Promise<IdempotencyRecord | undefined> {
   const row = await db
     .selectFrom('idempotency_keys')
-    .select(['request_hash', 'pet_id', 'created_at'])
+    .select(['request_hash', 'pet_id', 'order_id', 'created_at'])
     .where('api_key_id', '=', apiKeyId)
     .where('key', '=', key)
     .executeTakeFirst()
-  return row && { requestHash: row.request_hash, petId: row.pet_id, createdAt: row.created_at }
+  return (
+    row && {
+      requestHash: row.request_hash,
+      petId: row.pet_id,
+      orderId: row.order_id,
+      createdAt: row.created_at,
+    }
+  )
 }
 
 /** Starts an expired record afresh for a new request. */
 export async function reclaimIdempotencyKey(db: Db, claim: IdempotencyClaim): Promise<void> {
   await db
     .updateTable('idempotency_keys')
-    .set({ request_hash: claim.requestHash, pet_id: null, created_at: claim.createdAt })
+    .set({ request_hash: claim.requestHash, pet_id: null, order_id: null, created_at: claim.createdAt })
     .where('api_key_id', '=', claim.apiKeyId)
     .where('key', '=', claim.key)
     .execute()
 }
 
+/** Records what the request made: a pet, or (`{ orderId }`) an order. */
 export async function completeIdempotencyKey(
   db: Db,
   apiKeyId: number,
   key: string,
-  petId: number,
+  made: number | { orderId: number },
 ): Promise<void> {
   await db
     .updateTable('idempotency_keys')
-    .set({ pet_id: petId })
+    .set(typeof made === 'number' ? { pet_id: made } : { order_id: made.orderId })
     .where('api_key_id', '=', apiKeyId)
     .where('key', '=', key)
     .execute()

@@ -78,6 +78,7 @@ export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: P
           400: errorResponse('`invalid_request`: petId is not an integer from 1 to 9007199254740991'),
           403: INSUFFICIENT_SCOPE,
           404: NOT_FOUND,
+          409: errorResponse('`conflict`: an order for the animal is open (placed or approved)'),
           ...COMMON_ERRORS,
         },
       },

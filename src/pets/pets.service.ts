@@ -12,6 +12,7 @@ import {
   purgeIdempotencyKeys,
   reclaimIdempotencyKey,
 } from '../idempotency/idempotency.repository.js'
+import { ordersRepository } from '../orders/orders.repository.js'
 import { sha256 } from '../sha256.js'
 import { decodeCursor, encodeCursor } from './pets.cursor.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
@@ -150,8 +151,14 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
     throw new AppError('precondition_failed', `pet ${id} changed since the ETag in If-Match: fetch it again`)
   }
 
+  /** Removes the pet, unless an order for it is open (placed or approved): 409 `conflict` then. */
   async function deletePet(id: number): Promise<void> {
-    const deleted = await handle.write((trx) => repository.deletePet(trx, id, clock.now()))
+    const deleted = await handle.write(async (trx) => {
+      if (await ordersRepository.hasOpenOrder(trx, id)) {
+        throw new AppError('conflict', `pet ${id} has an open order: deliver or cancel it first`)
+      }
+      return repository.deletePet(trx, id, clock.now())
+    })
     if (!deleted) throw notFound(id)
   }
 

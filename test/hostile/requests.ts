@@ -264,13 +264,14 @@ export function generatedRequest(apiKey: string): fc.Arbitrary<GeneratedRequest>
 }
 
 /**
- * One request on its own connection, or (one time in five) 2 to 4 pipelined on one: any bodiless requests
- * (every route, every method without a body), then any request. Bodiless ones first, so every request the
- * server reads is one whose response it writes (a body could be read as another request's).
+ * One request on its own connection, or (one time in five) 2 to 4 pipelined on one: GETs and HEADs of any
+ * route, then any request. Bodiless ones first, so no body can be read as another request.
  */
 export function generatedBatch(apiKey: string): fc.Arbitrary<GeneratedRequest[]> {
   const request = generatedRequest(apiKey)
-  const bodiless = request.filter((generated) => generated.body === undefined)
+  // Safe methods only before the last: Node drops a connection whose later request is malformed before
+  // the earlier responses are written, and a lost answer must not be a change the test cannot see.
+  const bodiless = request.filter((generated) => generated.method === 'GET' || generated.method === 'HEAD')
   const pipelined = fc
     .tuple(fc.array(bodiless, { minLength: 1, maxLength: 3 }), request)
     .map(([first, last]) => [...first, last])

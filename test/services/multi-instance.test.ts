@@ -124,6 +124,25 @@ describe('three instances behave as one service', () => {
     expect(Number(fresh.at(-1)?.headers.get('x-ratelimit-remaining'))).toBeLessThan(296)
   })
 
+  test('ten concurrent orders for one pet, spread over the three instances: exactly one is placed', async () => {
+    const { key } = await unlimited()
+    const pet = await (
+      await createPet(0, key, { name: 'Popular Rex', categoryId: 1, status: 'available' })
+    ).json()
+    const order = (i: number) =>
+      fetch(`${base(i)}/v1/store/orders`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ petId: pet.id }),
+      })
+    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => order(i)))
+    expect(responses.map((response) => response.status).sort()).toEqual([201, ...Array(9).fill(409)])
+    const listed = await fetch(`${base(2)}/v1/pets?id=${pet.id}`, {
+      headers: { authorization: `Bearer ${key}` },
+    })
+    expect((await listed.json())[0].status).toBe('pending')
+  })
+
   test('an Idempotency-Key replayed on the other instances returns the first pet', async () => {
     const { key } = await unlimited()
     const pet = { name: 'Replayed Rex', categoryId: 3, status: 'pending' }

@@ -1,0 +1,122 @@
+import type { Clock } from '../clock.js'
+import { createFreshCache } from '../db/fresh-cache.js'
+import type { DbHandle } from '../db/handle.js'
+import { AppError } from '../errors.js'
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  findIdempotencyRecord,
+  reclaimIdempotencyKey,
+} from '../idempotency/idempotency.repository.js'
+import { decodeCursor, encodeCursor } from '../pets/pets.cursor.js'
+import { IDEMPOTENCY_TTL_MS } from '../pets/pets.service.js'
+import { sha256 } from '../sha256.js'
+import { ordersRepository as repository, toOrder } from './orders.repository.js'
+import type { Inventory, Order, OrderStatus } from './orders.schemas.js'
+
+/** Where each status may go (CONTRACT §11), and what the pet becomes. */
+const TRANSITIONS: Readonly<Record<OrderStatus, readonly OrderStatus[]>> = {
+  placed: ['approved', 'cancelled'],
+  approved: ['delivered', 'cancelled'],
+  delivered: [],
+  cancelled: [],
+}
+const PET_AFTER: Partial<Record<OrderStatus, 'available' | 'sold'>> = {
+  delivered: 'sold',
+  cancelled: 'available',
+}
+
+export interface OrderPage {
+  orders: Order[]
+  nextCursor?: string
+}
+
+export type OrderService = ReturnType<typeof createOrderService>
+
+/** Store orders: each change of an order and of its pet commit together, in one transaction. */
+export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
+  const { handle, clock } = deps
+  const inventoryCache = createFreshCache<Inventory>(handle.changeToken, 1)
+
+  /** Places an order; with an Idempotency-Key a retry returns the first order (`replayed`). */
+  async function placeOrder(input: { apiKeyId: number; petId: number; idempotencyKey?: string | undefined }) {
+    const now = clock.now()
+    const requestHash = sha256(`order:${input.petId}`)
+    return handle.write(async (trx) => {
+      if (input.idempotencyKey !== undefined) {
+        const claim = { apiKeyId: input.apiKeyId, key: input.idempotencyKey, requestHash, createdAt: now }
+        if (!(await claimIdempotencyKey(trx, claim))) {
+          const record = await findIdempotencyRecord(trx, claim.apiKeyId, claim.key)
+          if (record && record.createdAt > now - IDEMPOTENCY_TTL_MS) {
+            if (record.requestHash !== requestHash || record.orderId === null) {
+              throw new AppError(
+                'idempotency_key_reused',
+                'this Idempotency-Key was used with another request; use a new key',
+              )
+            }
+            const first = await repository.findOrder(trx, input.apiKeyId, record.orderId)
+            if (first) return { order: toOrder(first), replayed: true }
+          }
+          await reclaimIdempotencyKey(trx, claim)
+        }
+      }
+      if (!(await repository.reservePet(trx, input.petId))) throw await unavailable(trx, input.petId)
+      const order = await repository.insertOrder(trx, input.apiKeyId, input.petId, now)
+      if (input.idempotencyKey !== undefined) {
+        await completeIdempotencyKey(trx, input.apiKeyId, input.idempotencyKey, { orderId: order.id })
+      }
+      return { order, replayed: false }
+    })
+  }
+
+  async function unavailable(trx: Parameters<typeof repository.petStatusOf>[0], petId: number) {
+    const status = await repository.petStatusOf(trx, petId)
+    const why = status === undefined ? 'does not exist' : `is ${status ?? 'without a status'}`
+    return new AppError('pet_unavailable', `pet ${petId} ${why}: only an available pet can be ordered`)
+  }
+
+  async function getOrder(apiKeyId: number, id: number): Promise<Order> {
+    const row = await repository.findOrder(handle.db, apiKeyId, id)
+    // Another account's order is a 404 like a missing one: its existence is not told.
+    if (!row) throw new AppError('not_found', `order ${id} does not exist`)
+    return toOrder(row)
+  }
+
+  async function listOrders(query: {
+    apiKeyId: number
+    limit: number
+    status?: OrderStatus
+    cursor?: string
+  }) {
+    const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor)
+    const rows = await repository.listOrders(handle.db, { ...query, afterId, limit: query.limit + 1 })
+    const orders = rows.slice(0, query.limit)
+    const page: OrderPage = { orders }
+    const last = orders.at(-1)
+    if (rows.length > query.limit && last) page.nextCursor = encodeCursor(last.id)
+    return page
+  }
+
+  /** Moves the order to `to`, and its pet with it, or 409 `invalid_transition` naming where it is. */
+  async function changeOrder(apiKeyId: number, id: number, to: OrderStatus): Promise<Order> {
+    const now = clock.now()
+    return handle.write(async (trx) => {
+      const row = await repository.findOrder(trx, apiKeyId, id)
+      if (!row) throw new AppError('not_found', `order ${id} does not exist`)
+      const from = row.status as OrderStatus
+      if (!TRANSITIONS[from].includes(to) || !(await repository.moveOrder(trx, id, from, to, now))) {
+        throw new AppError('invalid_transition', `order ${id} is ${from}: it cannot become ${to}`)
+      }
+      const petStatus = PET_AFTER[to]
+      if (petStatus) await repository.setPetStatus(trx, row.pet_id, petStatus)
+      return toOrder({ ...row, status: to })
+    })
+  }
+
+  async function inventory(): Promise<Inventory> {
+    const { value, token } = inventoryCache.lookup('all')
+    return value ?? inventoryCache.store('all', token, await repository.inventory(handle.db))
+  }
+
+  return { placeOrder, getOrder, listOrders, changeOrder, inventory }
+}

@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { buildTestApp, type TestApp } from './helpers.js'
+
+/** Store orders and the inventory (CONTRACT §11) through the API. SQLite in `npm test`, PostgreSQL in services. */
+let t: TestApp
+let key: string
+let other: string
+beforeAll(async () => {
+  t = await buildTestApp()
+  key = await t.issueKey()
+  other = await t.issueKey()
+})
+afterAll(() => t?.close())
+
+const send = (
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  as = key,
+  payload?: object,
+  headers = {},
+) =>
+  t.app.inject({
+    method,
+    url,
+    headers: { ...t.auth(as), ...(payload && { 'content-type': 'application/json' }), ...headers },
+    ...(payload && { payload }),
+  })
+const newPet = async (status = 'available') =>
+  (await send('POST', '/v1/pets', key, { name: 'Rex', categoryId: 1, status })).json() as { id: number }
+const petStatus = async (id: number) => (await send('GET', `/v1/pets?id=${id}`)).json()[0]?.status
+const order = (petId: number, as = key, headers = {}) =>
+  send('POST', '/v1/store/orders', as, { petId }, headers)
+const move = (id: number, status: string, as = key) => send('PATCH', `/v1/store/orders/${id}`, as, { status })
+
+describe('placing an order', () => {
+  test('places it, sets the pet pending, and refuses a second order for the same pet', async () => {
+    const pet = await newPet()
+    const placed = await order(pet.id)
+    expect(placed.statusCode).toBe(201)
+    expect(placed.json()).toEqual({
+      id: expect.any(Number),
+      petId: pet.id,
+      status: 'placed',
+      createdAt: new Date(t.clock.now()).toISOString(),
+    })
+    expect(await petStatus(pet.id)).toBe('pending')
+    const again = await order(pet.id, other)
+    expect(again.statusCode).toBe(409)
+    expect(again.json()).toMatchObject({
+      code: 'pet_unavailable',
+      message: expect.stringContaining('is pending'),
+    })
+    expect((await order(424242)).json()).toMatchObject({
+      code: 'pet_unavailable',
+      message: expect.stringContaining('does not exist'),
+    })
+    expect((await order((await newPet('sold')).id)).statusCode).toBe(409)
+  })
+
+  test('ten concurrent orders for one pet: exactly one is placed', async () => {
+    const pet = await newPet()
+    const responses = await Promise.all(Array.from({ length: 10 }, () => order(pet.id)))
+    const statuses = responses.map((response) => response.statusCode).sort()
+    expect(statuses).toEqual([201, ...Array(9).fill(409)])
+    const listed = (await send('GET', '/v1/store/orders?limit=100')).json() as Array<{ petId: number }>
+    expect(listed.filter((entry) => entry.petId === pet.id)).toHaveLength(1)
+  })
+
+  test('an Idempotency-Key replays the first order; with another pet it is a 422', async () => {
+    const pet = await newPet()
+    const headers = { 'idempotency-key': 'buy-rex' }
+    const first = await order(pet.id, key, headers)
+    const replay = await order(pet.id, key, headers)
+    expect(replay.statusCode).toBe(201)
+    expect(replay.headers['idempotent-replayed']).toBe('true')
+    expect(replay.json()).toEqual(first.json())
+    expect((await order((await newPet()).id, key, headers)).statusCode).toBe(422)
+  })
+
+  test('a read key may look but not order', async () => {
+    const reader = await t.issueKey('free', undefined, 'read')
+    expect((await order((await newPet()).id, reader)).statusCode).toBe(403)
+    expect((await send('GET', '/v1/store/orders', reader)).statusCode).toBe(200)
+    expect((await send('GET', '/v1/store/inventory', reader)).statusCode).toBe(200)
+  })
+})
+
+describe('moving an order on', () => {
+  test('placed → approved → delivered sells the pet; anything else is 409 naming the status', async () => {
+    const pet = await newPet()
+    const { id } = (await order(pet.id)).json()
+    expect((await move(id, 'delivered')).json()).toMatchObject({
+      code: 'invalid_transition',
+      message: `order ${id} is placed: it cannot become delivered`,
+    })
+    expect((await move(id, 'approved')).json()).toMatchObject({ id, status: 'approved' })
+    expect(await petStatus(pet.id)).toBe('pending')
+    expect((await move(id, 'delivered')).json()).toMatchObject({ status: 'delivered' })
+    expect(await petStatus(pet.id)).toBe('sold')
+    for (const status of ['cancelled', 'placed', 'approved'])
+      expect((await move(id, status)).statusCode).toBe(409)
+    expect((await move(id, 'lost')).statusCode).toBe(400)
+  })
+
+  test('cancelling from placed or approved makes the pet available again, so it can be ordered anew', async () => {
+    const pet = await newPet()
+    const first = (await order(pet.id)).json()
+    expect((await move(first.id, 'cancelled')).json().status).toBe('cancelled')
+    expect(await petStatus(pet.id)).toBe('available')
+    const second = (await order(pet.id)).json()
+    await move(second.id, 'approved')
+    await move(second.id, 'cancelled')
+    expect(await petStatus(pet.id)).toBe('available')
+  })
+
+  test("another account's order is a 404, never a 403; lists hold only the caller's orders", async () => {
+    const mine = (await order((await newPet()).id)).json()
+    const theirs = (await order((await newPet()).id, other)).json()
+    expect((await send('GET', `/v1/store/orders/${theirs.id}`)).statusCode).toBe(404)
+    expect((await move(theirs.id, 'cancelled')).statusCode).toBe(404)
+    expect((await send('GET', `/v1/store/orders/${mine.id}`)).json()).toEqual(mine)
+    const listed = (await send('GET', '/v1/store/orders?limit=100')).json() as Array<{ id: number }>
+    expect(listed.map((entry) => entry.id)).toContain(mine.id)
+    expect(listed.map((entry) => entry.id)).not.toContain(theirs.id)
+  })
+
+  test('the list pages with Link rel="next" and filters by status', async () => {
+    const account = await t.issueKey()
+    for (let i = 0; i < 3; i++) await order((await newPet()).id, account)
+    const first = await send('GET', '/v1/store/orders?limit=2', account)
+    expect(first.json()).toHaveLength(2)
+    const next = /<([^>]+)>; rel="next"/.exec(String(first.headers.link))?.[1] ?? ''
+    const second = await send('GET', next.slice(next.indexOf('/v1/')), account)
+    expect(second.json()).toHaveLength(1)
+    expect(second.headers.link).toBeUndefined()
+    expect((await send('GET', '/v1/store/orders?status=delivered', account)).json()).toEqual([])
+    expect((await send('GET', '/v1/store/orders?cursor=bogus', account)).statusCode).toBe(400)
+  })
+})
+
+test('a pet with an open order cannot be deleted (409 conflict); once delivered it can', async () => {
+  const pet = await newPet()
+  const { id } = (await order(pet.id)).json()
+  const refused = await send('DELETE', `/v1/pets/${pet.id}`)
+  expect(refused.statusCode).toBe(409)
+  expect(refused.json().code).toBe('conflict')
+  await move(id, 'approved')
+  await move(id, 'delivered')
+  expect((await send('DELETE', `/v1/pets/${pet.id}`)).statusCode).toBe(204)
+})
+
+test('the inventory counts live pets by status and follows every change', async () => {
+  const before = (await send('GET', '/v1/store/inventory')).json()
+  expect(Object.keys(before).sort()).toEqual(['available', 'pending', 'sold'])
+  const pet = await newPet()
+  await newPet('sold')
+  await send('POST', '/v1/pets', key, { name: 'No status', categoryId: 1 })
+  const { id } = (await order(pet.id)).json()
+  const after = (await send('GET', '/v1/store/inventory')).json()
+  expect(after).toEqual({ available: before.available, pending: before.pending + 1, sold: before.sold + 1 })
+  await move(id, 'cancelled')
+  await send('DELETE', `/v1/pets/${pet.id}`)
+  expect((await send('GET', '/v1/store/inventory')).json()).toEqual({ ...after, pending: after.pending - 1 })
+})
