@@ -244,6 +244,7 @@ describe('the other rows of the error table', () => {
     try {
       const failingKey = await failing.issueKey()
       await failing.deps.database.db.schema.dropTable('idempotency_keys').execute()
+      await failing.deps.database.db.schema.dropTable('orders').execute()
       await failing.deps.database.db.schema.dropTable('pets').execute()
       const response = await failing.app.inject({
         method: 'GET',

@@ -170,6 +170,7 @@ async function observedStatuses(): Promise<Record<string, Set<number>>> {
     )
     await release()
     await broken.deps.database.db.schema.dropTable('idempotency_keys').execute()
+    await broken.deps.database.db.schema.dropTable('orders').execute()
     await broken.deps.database.db.schema.dropTable('pets').execute()
     await send('listPets', { method: 'GET', url: '/v1/pets', headers: brokenAuth }, broken.app)
     await send('getPet', { method: 'GET', url: '/v1/pets/1', headers: brokenAuth }, broken.app)
