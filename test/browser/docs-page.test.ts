@@ -57,8 +57,8 @@ afterAll(async () => {
 })
 
 /** What one operation block shows: method, path, whether it is struck through as deprecated. */
-async function operationBlock(operationId: string) {
-  const block = page.locator(`#operations-pets-${operationId}`)
+async function operationBlock(operationId: string, tag = 'pets') {
+  const block = page.locator(`#operations-${tag}-${operationId}`)
   const path = block.locator('.opblock-summary-path, .opblock-summary-path__deprecated')
   return {
     visible: await block.isVisible(),
@@ -77,8 +77,22 @@ async function operationBlock(operationId: string) {
 }
 
 describe('/v1/docs in chromium', () => {
-  test('shows the three operations, and only those', async () => {
-    expect(await page.locator('.opblock').count()).toBe(3)
+  // The spec's three, the key's standing, and the experimental pet lifecycle and store (CONTRACT §10, §11).
+  test('shows the eleven operations of the document, and only those', async () => {
+    expect(await page.locator('.opblock').count()).toBe(11)
+    expect(await operationBlock('placeOrder', 'store')).toEqual({
+      visible: true,
+      method: 'POST',
+      path: '/store/orders',
+      pathText: '/store/orders',
+      deprecated: false,
+      struckThrough: 'none',
+    })
+    expect(await operationBlock('updatePet')).toMatchObject({
+      visible: true,
+      method: 'PATCH',
+      path: '/pets/{petId}',
+    })
     expect(await operationBlock('listPets')).toEqual({
       visible: true,
       method: 'GET',
