@@ -7,6 +7,7 @@ import type {
   ListPetsQuery,
   NewPet,
   Pet,
+  PetPatch,
   PetStatus,
   RateLimitStatus,
 } from './models.js'
@@ -17,6 +18,7 @@ import {
   resolveOptions,
 } from './options.js'
 import type { RateLimitState } from './rate-limit-state.js'
+import { createStoreClient, type StoreClient } from './store.js'
 import { Transport } from './transport.js'
 
 /** One page of listPets. */
@@ -69,6 +71,19 @@ export interface PetstoreClient {
    * @example const { limits } = await client.getRateLimit(); console.log(limits.day.remaining)
    */
   getRateLimit(options?: RequestOptions): Promise<RateLimitStatus>
+  /**
+   * Experimental: changes a pet. With `ifMatch` (the `ETag` of the pet as you read it) the service
+   * refuses with 412 `precondition_failed` if it changed meanwhile.
+   *
+   * @example await client.updatePet(rex.id, { status: 'sold' })
+   */
+  updatePet(id: number, patch: PetPatch, options?: RequestOptions & { ifMatch?: string }): Promise<Pet>
+  /** Experimental: removes a pet (409 `conflict` while an order for it is open). */
+  deletePet(id: number, options?: RequestOptions): Promise<void>
+  /** Experimental: those of `ids` (1 to 100) that exist, ascending; the replacement for getPet. */
+  getPets(ids: readonly number[], options?: RequestOptions & { status?: PetStatus }): Promise<Pet[]>
+  /** Experimental: store orders and the inventory. */
+  store: StoreClient
   pets: {
     /**
      * Every pet, page after page: each page's `Link: rel="next"` gives the cursor of the next, which
@@ -172,6 +187,33 @@ export function createPetstoreClient(options: PetstoreClientOptions): PetstoreCl
     createPet: (newPet, options) => createPet(context, newPet, options),
     getPet: (id, options) => getPet(context, id, options),
     getRateLimit: (options) => getRateLimit(context, options),
+    updatePet: async (id, patch, options = {}) => {
+      const { ifMatch, ...call } = options
+      const headers = ifMatch === undefined ? undefined : { 'if-match': ifMatch }
+      const spec = {
+        method: 'PATCH' as const,
+        path: `/pets/${encodeURIComponent(String(id))}`,
+        headers,
+        body: patch,
+      }
+      return (await (await transport.send(spec, call)).json()) as Pet
+    },
+    deletePet: async (id, options) => {
+      await transport.send(
+        { method: 'DELETE', path: `/pets/${encodeURIComponent(String(id))}` },
+        options ?? {},
+      )
+    },
+    getPets: async (ids, options = {}) => {
+      const { status, ...call } = options
+      const filter = status === undefined ? '' : `&status=${status}`
+      const response = await transport.send(
+        { method: 'GET', path: `/pets?id=${ids.join(',')}${filter}` },
+        call,
+      )
+      return (await response.json()) as Pet[]
+    },
+    store: createStoreClient(transport),
     pets: { all: (options) => allPets(context, options) },
     get rateLimit() {
       return transport.rateLimit

@@ -7,6 +7,17 @@ export {
 } from './client.js'
 export type { PetstoreWarning } from './deprecation.js'
 export { PetstoreError, type PetstoreErrorCode } from './errors.js'
-export type { NewPet, Pet, PetStatus, RateLimitStatus, ServiceErrorCode } from './models.js'
+export type {
+  Inventory,
+  NewPet,
+  Order,
+  OrderStatus,
+  Pet,
+  PetPatch,
+  PetStatus,
+  RateLimitStatus,
+  ServiceErrorCode,
+} from './models.js'
 export type { CreatePetOptions, PetstoreClientOptions, RequestOptions } from './options.js'
 export type { RateLimitState } from './rate-limit-state.js'
+export type { ListOrdersOptions, OrderPage, PlaceOrderOptions, StoreClient } from './store.js'

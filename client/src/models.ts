@@ -25,3 +25,15 @@ export type GetPetBody = operations['getPet']['responses'][200]['content']['appl
 
 /** The caller's standing: plan, scope, expiry, both rate-limit windows and any ban (GET /rate_limit). */
 export type RateLimitStatus = components['schemas']['RateLimitStatus']
+
+/** Experimental (CONTRACT §11): a JSON merge patch of a pet; `status: null` removes the status. */
+export type PetPatch = components['schemas']['PetPatch']
+
+/** Experimental: a store order of the calling key's account. */
+export type Order = components['schemas']['Order']
+
+/** `placed`, `approved`, `delivered` or `cancelled`. */
+export type OrderStatus = components['schemas']['OrderStatus']
+
+/** Experimental: animals by status over the whole store. */
+export type Inventory = components['schemas']['Inventory']

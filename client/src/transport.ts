@@ -7,7 +7,7 @@ import { callSignal } from './signals.js'
 
 /** One API request, as the client methods describe it. */
 export interface RequestSpec {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
   /** Below the base URL, with its query string: `/pets?limit=5`. */
   path: string
   headers?: Record<string, string>
