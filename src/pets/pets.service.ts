@@ -154,10 +154,13 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
   /** Removes the pet, unless an order for it is open (placed or approved): 409 `conflict` then. */
   async function deletePet(id: number): Promise<void> {
     const deleted = await handle.write(async (trx) => {
-      if (await ordersRepository.hasOpenOrder(trx, id)) {
+      // The pet's row first: on PostgreSQL that takes its lock, so an order placed meanwhile either
+      // committed before (and is seen below: the delete rolls back) or waits and then finds it deleted.
+      const marked = await repository.deletePet(trx, id, clock.now())
+      if (marked && (await ordersRepository.hasOpenOrder(trx, id))) {
         throw new AppError('conflict', `pet ${id} has an open order: deliver or cancel it first`)
       }
-      return repository.deletePet(trx, id, clock.now())
+      return marked
     })
     if (!deleted) throw notFound(id)
   }

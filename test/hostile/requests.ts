@@ -152,6 +152,17 @@ const target = fc.oneof(
   { weight: 5, arbitrary: query.map((q) => `/v1/pets${q}`) },
   { weight: 4, arbitrary: petId.map((id) => `/v1/pets/${id}`) },
   { weight: 2, arbitrary: fc.tuple(keylessPath, query).map(([path, q]) => `${path}${q}`) },
+  // The key's standing and the store (CONTRACT §10, §11): every method, odd queries and ids.
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom('/v1/rate_limit', '/v1/store/orders', '/v1/store/inventory', '/v1/store/'),
+        query,
+      )
+      .map(([path, q]) => `${path}${q}`),
+  },
+  { weight: 1, arbitrary: petId.map((id) => `/v1/store/orders/${id}`) },
   {
     weight: 1,
     arbitrary: fc.constantFrom(
