@@ -90,4 +90,4 @@ test('SIGKILL mid-burst of orders leaves pets and orders consistent, and loses n
   console.info(
     `orders crash: ${acknowledged.length} acknowledged (all found), ${stored.length} stored, 100 pets consistent`,
   )
-})
+}, 60_000)
