@@ -15,7 +15,8 @@ import {
 
 /**
  * Crash consistency: the real server, SIGKILLed in the middle of a burst of concurrent creates at random
- * points, restarted on the same store each time. `npm test` runs it on SQLite (and checks the file's
+ * points, and in the middle of a burst of orders (an order and its pet change in one transaction),
+ * restarted on the same store each time. `npm test` runs it on SQLite (and checks the file's
  * integrity), `npm run test:services` on PostgreSQL.
  */
 
@@ -62,6 +63,60 @@ test(`SIGKILL mid-burst at ${RUNS} random points loses no acknowledged pet and s
   )
   // Ten process starts and 1,500 requests: about 13 s alone, longer beside the rest of the suite.
 }, 90_000)
+
+type Order = { id: number; petId: number; status: string }
+
+test('SIGKILL mid-burst of orders leaves pets and orders consistent, and loses no acknowledged order', async () => {
+  const { key } = await issueUnlimitedKey(env, dir)
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const first = await start()
+  const base = `http://127.0.0.1:${first.port}/v1`
+  const petIds: number[] = []
+  for (let i = 0; i < 100; i++) {
+    const body = JSON.stringify({ name: `For sale ${i}`, categoryId: 1, status: 'available' })
+    petIds.push(
+      ((await (await fetch(`${base}/pets`, { method: 'POST', headers, body })).json()) as { id: number }).id,
+    )
+  }
+  const acknowledged: Order[] = []
+  let failed = 0
+  const orders = petIds.map(async (petId) => {
+    try {
+      const response = await fetch(`${base}/store/orders`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ petId }),
+      })
+      if (response.status === 201) acknowledged.push((await response.json()) as Order)
+      else failed++
+    } catch {
+      failed++
+    }
+  })
+  while (acknowledged.length < 20 && failed === 0) await new Promise((resolve) => setTimeout(resolve, 1))
+  await killService(first)
+  await Promise.all(orders)
+  expect(failed, 'the kill came after every order').toBeGreaterThan(0)
+
+  const survivor = await start()
+  const again = `http://127.0.0.1:${survivor.port}/v1`
+  const stored = (await (await fetch(`${again}/store/orders?limit=100`, { headers })).json()) as Order[]
+  const pets = (await (await fetch(`${again}/pets?id=${petIds.join(',')}`, { headers })).json()) as Array<{
+    id: number
+    status: string
+  }>
+  expect(pets).toHaveLength(100)
+  for (const order of acknowledged) expect(stored).toContainEqual({ ...order })
+  const ordered = new Map(stored.map((order) => [order.petId, order]))
+  expect(ordered.size, 'one order per pet at most').toBe(stored.length)
+  for (const pet of pets) {
+    expect(pet.status, `pet ${pet.id}`).toBe(ordered.has(pet.id) ? 'pending' : 'available')
+    if (ordered.has(pet.id)) expect(ordered.get(pet.id)?.status).toBe('placed')
+  }
+  console.info(
+    `orders crash: ${acknowledged.length} acknowledged (all found), ${stored.length} stored, 100 pets consistent`,
+  )
+}, 60_000)
 
 test.skipIf(onServices)('the SQLite file is intact after the crashes', () => {
   const db = new Database(env.DATABASE_URL?.slice('sqlite:'.length) ?? '')
