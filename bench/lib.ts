@@ -10,6 +10,7 @@ import { createApiKeyService } from '../src/api-keys/api-keys.service.js'
 import { systemClock } from '../src/clock.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { openSqlite } from '../src/db/sqlite.js'
+import { compactStatusCounts } from '../src/orders/inventory.js'
 import { rssMB } from './rss.js'
 
 const STATUSES = ['available', 'pending', 'sold', null] as const
@@ -26,6 +27,8 @@ export async function seedDatabase(path: string, count: number): Promise<string>
     for (let i = 1; i <= count; i++) insert.run(`Pet ${i}`, (i % 50) + 1, STATUSES[i % 4], i)
   })()
   sqlite.close()
+  // One row per status, as the service's folding would leave them after a second.
+  await compactStatusCounts(handle)
   const keys = createApiKeyService({ handle, clock: systemClock, env: 'production' })
   const { key } = await keys.issueApiKey({ plan: 'enterprise', perMinute: 1e9, perDay: 1e9 })
   await handle.close()

@@ -10,6 +10,7 @@ import { migrateDatabase } from './db/migrate.js'
 import { trackWriteHealth } from './db/write-health.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { createLogger } from './logger.js'
+import { createInventoryCounter, type InventoryCounter } from './orders/inventory.js'
 import { createOrderService, type OrderService } from './orders/orders.service.js'
 import { createPetService, type PetService } from './pets/pets.service.js'
 import { withFallback } from './rate-limit/fallback-store.js'
@@ -27,6 +28,8 @@ export interface Deps {
   database: DbHandle
   pets: PetService
   orders: OrderService
+  /** Animals by status, from counts the database maintains; folds them every second. */
+  inventory: InventoryCounter
   apiKeys: ApiKeyService
   /** Requests per account, day and status class: counted in memory, flushed every few seconds. */
   usage: UsageRecorder
@@ -59,6 +62,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const pets = createPetService({ handle: database, clock })
   const metrics = createMetrics()
   const usage = createUsageRecorder({ handle: database, clock, logger })
+  const inventory = createInventoryCounter({ handle: database, logger })
   const rateLimitStore = options.rateLimitStore ?? (await createRateLimitStore(config, logger, metrics))
   const purge = setInterval(() => {
     pets
@@ -74,6 +78,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     database,
     pets,
     orders: createOrderService({ handle: database, clock }),
+    inventory,
     apiKeys: createApiKeyService({ handle: database, clock, env: config.env }),
     usage,
     metrics,
@@ -89,6 +94,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       clearInterval(purge)
       // What was counted since the last flush is written now; if the database refuses, it is logged.
       await usage.close().catch((error) => logger.warn({ err: error }, 'usage flush at shutdown failed'))
+      await inventory.close()
       await rateLimitStore.close()
       await database.close()
     },

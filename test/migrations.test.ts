@@ -1,16 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Migrator, sql } from 'kysely'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { hashApiKey } from '../src/api-keys/api-keys.format.js'
 import { createApiKeyService } from '../src/api-keys/api-keys.service.js'
 import { loadConfig } from '../src/config.js'
 import { connectDatabase } from '../src/db/connect.js'
 import type { DbHandle } from '../src/db/handle.js'
-import { migrateToLatest } from '../src/db/migrate.js'
-import * as initial from '../src/db/migrations/0001_initial.js'
-import * as storageProbe from '../src/db/migrations/0002_storage_probe.js'
+import { createMigrator, migrateToLatest } from '../src/db/migrate.js'
+import { compactStatusCounts, readInventory } from '../src/orders/inventory.js'
 import { createTestStores, FakeClock, type TestStores } from './helpers.js'
 
 /**
@@ -35,9 +34,7 @@ afterAll(async () => {
 const KEY = `ps_live_${'k'.repeat(32)}`
 
 test('keys issued before the key-lifecycle migration keep working, and the previous version still writes', async () => {
-  const before = { '0001_initial': initial, '0002_storage_probe': storageProbe }
-  const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => before } })
-  expect((await migrator.migrateToLatest()).error).toBeUndefined()
+  expect((await createMigrator(handle.db).migrateTo('0002_storage_probe')).error).toBeUndefined()
   // The previous version's insert, column for column.
   const insertOldKey = (hash: string) => sql`
     insert into api_keys (key_hash, prefix, name, plan, environment, per_minute, per_day, created_at)
@@ -48,6 +45,7 @@ test('keys issued before the key-lifecycle migration keep working, and the previ
     '0003_key_lifecycle',
     '0004_pet_lifecycle',
     '0005_store_orders',
+    '0006_pet_status_counts',
   ])
   const service = createApiKeyService({ handle, clock: new FakeClock(), env: 'production' })
   expect(await service.verifyApiKey(KEY)).toMatchObject({
@@ -60,4 +58,39 @@ test('keys issued before the key-lifecycle migration keep working, and the previ
   await insertOldKey('another-hash').execute(handle.db)
   const rows = await handle.db.selectFrom('api_keys').select(['key_hash', 'scope']).orderBy('id').execute()
   expect(rows.map((row) => row.scope)).toEqual(['write', 'write'])
+})
+
+test("the inventory counts start from the pets already stored, and count the previous version's writes", async () => {
+  const own = mkdtempSync(join(tmpdir(), 'petstore-migrations-'))
+  const fresh = await createTestStores(own)
+  const db = connectDatabase(loadConfig(fresh.env).database, false)
+  try {
+    expect((await createMigrator(db.db).migrateTo('0005_store_orders')).error).toBeUndefined()
+    // The previous version's insert, column for column; two deleted pets and one without a status.
+    const insertPet = (status: string | null, deletedAt: number | null = null) => sql`
+      insert into pets (name, category_id, status, created_at, deleted_at)
+      values ('Rex', 1, ${status}, 1, ${deletedAt})`
+    for (const status of ['available', 'available', 'pending', 'sold', null])
+      await insertPet(status).execute(db.db)
+    for (const status of ['available', 'sold']) await insertPet(status, 2).execute(db.db)
+
+    expect(await migrateToLatest(db.db)).toEqual(['0006_pet_status_counts'])
+    expect(await readInventory(db.db)).toEqual({ available: 2, pending: 1, sold: 1 })
+
+    // The previous version's writes on the migrated schema: the triggers count them.
+    await insertPet('pending').execute(db.db)
+    await sql`update pets set status = 'sold', version = version + 1 where status = 'pending'`.execute(db.db)
+    await sql`update pets set deleted_at = 3 where id = 1`.execute(db.db)
+    await sql`update pets set name = 'Max' where id = 2`.execute(db.db)
+    const expected = { available: 1, pending: 0, sold: 3 }
+    expect(await readInventory(db.db)).toEqual(expected)
+    await compactStatusCounts(db)
+    expect(await readInventory(db.db)).toEqual(expected)
+    const rows = await db.db.selectFrom('pet_status_counts').select('status').execute()
+    expect(rows.map((row) => row.status).sort()).toEqual(['available', 'sold'])
+  } finally {
+    await db.close()
+    await fresh.drop()
+    rmSync(own, { recursive: true, force: true })
+  }
 })

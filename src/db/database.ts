@@ -70,6 +70,13 @@ export interface OrdersTable {
   updated_at: number
 }
 
+/** +1 or -1 per change of a live pet's status, appended by triggers; the inventory is the sum per status. */
+export interface PetStatusCountsTable {
+  id: Generated<number>
+  status: string
+  count: number
+}
+
 /** Always empty outside the readiness probe's transaction (db/write-health.ts). */
 export interface StorageProbeTable {
   id: number
@@ -84,6 +91,7 @@ export interface Database {
   retired_key_secrets: RetiredKeySecretsTable
   key_usage: KeyUsageTable
   orders: OrdersTable
+  pet_status_counts: PetStatusCountsTable
 }
 
 /** The database handle every repository function takes first (or a transaction of it). */

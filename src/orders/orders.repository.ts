@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { Db, OrdersTable } from '../db/database.js'
-import type { Inventory, Order, OrderStatus } from './orders.schemas.js'
+import type { Order, OrderStatus } from './orders.schemas.js'
 
 type OrderRow = Selectable<OrdersTable>
 
@@ -98,20 +98,5 @@ export const ordersRepository = {
       .where('deleted_at', 'is', null)
       .executeTakeFirst()
     return row === undefined ? undefined : row.status
-  },
-
-  /** Counts by status over live pets: one pass over the (status, id) index. */
-  async inventory(db: Db): Promise<Inventory> {
-    const rows = await db
-      .selectFrom('pets')
-      .select(['status', (eb) => eb.fn.countAll<number | string>().as('count')])
-      .where('deleted_at', 'is', null)
-      .where('status', 'is not', null)
-      .groupBy('status')
-      .execute()
-    const counts: Inventory = { available: 0, pending: 0, sold: 0 }
-    for (const row of rows)
-      if (row.status && row.status in counts) counts[row.status as keyof Inventory] = Number(row.count)
-    return counts
   },
 }

@@ -7,6 +7,7 @@ import { callerKeyOf } from '../http/guard.js'
 import { countHeader, publicUrlOf } from '../http/public-url.js'
 import { CreatePetHeaders } from '../pets/pets.responses.js'
 import { ref } from '../schema-ref.js'
+import type { InventoryCounter } from './inventory.js'
 import {
   Inventory,
   ListOrdersQuery,
@@ -28,9 +29,9 @@ const writes = { ...experimental, security: [{ bearerAuth: ['write'] }] }
 /** Store orders and the inventory (CONTRACT §11, experimental). */
 export function registerOrderRoutes(
   app: FastifyInstance,
-  deps: { orders: OrderService; config: Config },
+  deps: { orders: OrderService; inventory: InventoryCounter; config: Config },
 ): void {
-  const { orders, config } = deps
+  const { orders, inventory, config } = deps
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
 
   api.post(
@@ -163,6 +164,6 @@ export function registerOrderRoutes(
         response: { 200: documented(ref(Inventory), 'Counts over all animals.'), ...COMMON_ERRORS },
       },
     },
-    async () => orders.inventory(),
+    async () => inventory.read(),
   )
 }

@@ -1,5 +1,4 @@
 import type { Clock } from '../clock.js'
-import { createFreshCache } from '../db/fresh-cache.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
 import {
@@ -12,7 +11,7 @@ import { decodeCursor, encodeCursor } from '../pets/pets.cursor.js'
 import { IDEMPOTENCY_TTL_MS } from '../pets/pets.service.js'
 import { sha256 } from '../sha256.js'
 import { ordersRepository as repository, toOrder } from './orders.repository.js'
-import type { Inventory, Order, OrderStatus } from './orders.schemas.js'
+import type { Order, OrderStatus } from './orders.schemas.js'
 
 /** Where each status may go (CONTRACT §11), and what the pet becomes. */
 const TRANSITIONS: Readonly<Record<OrderStatus, readonly OrderStatus[]>> = {
@@ -36,7 +35,6 @@ export type OrderService = ReturnType<typeof createOrderService>
 /** Store orders: each change of an order and of its pet commit together, in one transaction. */
 export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
   const { handle, clock } = deps
-  const inventoryCache = createFreshCache<Inventory>(handle.changeToken, 1)
 
   /** Places an order; with an Idempotency-Key a retry returns the first order (`replayed`). */
   async function placeOrder(input: { apiKeyId: number; petId: number; idempotencyKey?: string | undefined }) {
@@ -113,10 +111,5 @@ export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
     })
   }
 
-  async function inventory(): Promise<Inventory> {
-    const { value, token } = inventoryCache.lookup('all')
-    return value ?? inventoryCache.store('all', token, await repository.inventory(handle.db))
-  }
-
-  return { placeOrder, getOrder, listOrders, changeOrder, inventory }
+  return { placeOrder, getOrder, listOrders, changeOrder }
 }
