@@ -15,8 +15,8 @@ import {
 
 /**
  * Crash consistency: the real server, SIGKILLed in the middle of a burst of concurrent creates at random
- * points, and in the middle of a burst of orders (an order and its pet change in one transaction),
- * restarted on the same store each time. `npm test` runs it on SQLite (and checks the file's
+ * points, and in the middle of a burst of orders (an order, its pet and the inventory's counts change in
+ * one transaction), restarted on the same store each time. `npm test` runs it on SQLite (and checks the file's
  * integrity), `npm run test:services` on PostgreSQL.
  */
 
@@ -78,6 +78,9 @@ test('SIGKILL mid-burst of orders leaves pets and orders consistent, and loses n
       ((await (await fetch(`${base}/pets`, { method: 'POST', headers, body })).json()) as { id: number }).id,
     )
   }
+  const inventory = async (url: string) =>
+    (await (await fetch(`${url}/store/inventory`, { headers })).json()) as Record<string, number>
+  const before = await inventory(base)
   const acknowledged: Order[] = []
   let failed = 0
   const orders = petIds.map(async (petId) => {
@@ -113,6 +116,12 @@ test('SIGKILL mid-burst of orders leaves pets and orders consistent, and loses n
     expect(pet.status, `pet ${pet.id}`).toBe(ordered.has(pet.id) ? 'pending' : 'available')
     if (ordered.has(pet.id)) expect(ordered.get(pet.id)?.status).toBe('placed')
   }
+  // The maintained counts moved with the orders that committed, and only with them.
+  expect(await inventory(again)).toEqual({
+    ...before,
+    available: (before.available ?? 0) - stored.length,
+    pending: (before.pending ?? 0) + stored.length,
+  })
   console.info(
     `orders crash: ${acknowledged.length} acknowledged (all found), ${stored.length} stored, 100 pets consistent`,
   )
