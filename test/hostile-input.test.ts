@@ -68,6 +68,7 @@ function expectedPet(request: GeneratedRequest, id: number) {
 test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bodies, exact 201s, nothing stored by refusals`, async () => {
   const created = new Map<number, unknown>()
   const statuses = new Map<number, number>()
+  let orders = 0
   let warmRss = 0
   let sent = 0
   let pipelined = 0
@@ -95,6 +96,8 @@ test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bod
       expect(Object.keys(error).sort()).toEqual(['code', 'message', 'requestId', 'status'])
       expect(error.status).toBe(reply.status)
     }
+    const path = request.target.split('?')[0] ?? ''
+    if (path.startsWith('/v1/store/orders')) return followOrder(request, reply)
     if (reply.status === 201) {
       const pet = JSON.parse(reply.body)
       expect(pet).toEqual(expectedPet(request, pet.id))
@@ -107,9 +110,22 @@ test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bod
       created.set(pet.id, pet)
     }
     if (request.method === 'DELETE' && reply.status === 204) {
-      const id = Number(/\/v1\/pets\/(\d+)/.exec(decodeURIComponent(request.target.split('?')[0] ?? ''))?.[1])
+      const id = Number(/\/v1\/pets\/(\d+)/.exec(decodeURIComponent(path))?.[1])
       expect(created.delete(id), request.target).toBe(true)
     }
+  }
+  /** Orders move their pet (CONTRACT §11): placed → pending, delivered → sold, cancelled → available. */
+  function followOrder(request: GeneratedRequest, reply: RawResponse): void {
+    const replayed = reply.headers['idempotent-replayed'] === 'true'
+    const placed = request.method === 'POST' && reply.status === 201 && !replayed
+    if (!placed && !(request.method === 'PATCH' && reply.status === 200)) return
+    const order = JSON.parse(reply.body) as { id: number; petId: number; status: string }
+    const pet = created.get(order.petId) as { status?: string } | undefined
+    expect(pet, `order ${order.id} names a pet this run made`).toBeDefined()
+    if (placed) expect([order.status, pet?.status]).toEqual(['placed', 'available'])
+    orders += placed ? 1 : 0
+    const status = { placed: 'pending', delivered: 'sold', cancelled: 'available' }[order.status]
+    if (status) created.set(order.petId, { ...pet, status })
   }
   await fc.assert(property, { numRuns: RUNS })
 
@@ -120,6 +136,6 @@ test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bod
   const endRss = rssBytes(service.child.pid ?? 0)
   expect(endRss).toBeLessThan(warmRss + 64 * 1024 * 1024)
   console.info(
-    `hostile input: ${sent} requests (${pipelined} of them pipelined), statuses ${JSON.stringify(Object.fromEntries(statuses))}, ${created.size} pets created, RSS ${Math.round(warmRss / 2 ** 20)} → ${Math.round(endRss / 2 ** 20)} MiB`,
+    `hostile input: ${sent} requests (${pipelined} of them pipelined), statuses ${JSON.stringify(Object.fromEntries(statuses))}, ${created.size} pets created, ${orders} orders placed, RSS ${Math.round(warmRss / 2 ** 20)} → ${Math.round(endRss / 2 ** 20)} MiB`,
   )
 }, 300_000)

@@ -89,8 +89,18 @@ const invalidUtf8Body = fc
     Buffer.concat([Buffer.from('{"name":"R'), Buffer.from(bytes), Buffer.from('x","categoryId":1}')]),
   )
 
+/** Bodies of the store's operations: a NewOrder (pets the run made), an OrderChange, or either spoiled. */
+const orderBody = fc.oneof(
+  fc.record({ petId: fc.integer({ min: 1, max: 300 }) }),
+  fc.record({ status: fc.constantFrom('approved', 'delivered', 'cancelled', 'placed', 'sold') }),
+  fc.record({ petId: jsonValue }),
+  fc.record({ status: jsonValue }),
+  fc.record({ petId: fc.integer({ min: 1, max: 300 }), extra: jsonValue }),
+)
+
 const bodyChoice = fc.oneof(
   { weight: 4, arbitrary: validNewPet.map((pet) => Buffer.from(JSON.stringify(pet))) },
+  { weight: 2, arbitrary: orderBody.map((body) => Buffer.from(JSON.stringify(body))) },
   { weight: 5, arbitrary: invalidBodyText.map((text) => Buffer.from(text)) },
   { weight: 1, arbitrary: invalidUtf8Body },
 )
@@ -254,7 +264,7 @@ export function generatedRequest(apiKey: string): fc.Arbitrary<GeneratedRequest>
     ),
     { maxLength: 3 },
   )
-  return fc
+  const generic = fc
     .record({
       method,
       target,
@@ -272,6 +282,30 @@ export function generatedRequest(apiKey: string): fc.Arbitrary<GeneratedRequest>
       headers.push(...extraHeaders)
       return { method, target, headers, body: sendsBody ? body : undefined }
     })
+  // Well-formed store operations now and then, so that orders are really placed, moved and cancelled.
+  const json = (value: unknown) => Buffer.from(JSON.stringify(value))
+  const storeHeaders: [string, string][] = [
+    ['Host', 'petstore.test'],
+    ['Authorization', `Bearer ${apiKey}`],
+    ['Content-Type', 'application/json'],
+  ]
+  const store = fc.oneof(
+    fc.integer({ min: 1, max: 200 }).map((petId) => ({
+      method: 'POST',
+      target: '/v1/store/orders',
+      headers: storeHeaders,
+      body: json({ petId }),
+    })),
+    fc
+      .tuple(fc.integer({ min: 1, max: 100 }), fc.constantFrom('approved', 'delivered', 'cancelled'))
+      .map(([id, status]) => ({
+        method: 'PATCH',
+        target: `/v1/store/orders/${id}`,
+        headers: storeHeaders,
+        body: json({ status }),
+      })),
+  )
+  return fc.oneof({ weight: 19, arbitrary: generic }, { weight: 1, arbitrary: store })
 }
 
 /**
