@@ -165,11 +165,13 @@ test('a walk over all pages sees every pre-existing pet exactly once while other
 describe('getPet, deprecated', () => {
   test('carries Deprecation, Sunset and a successor-version Link on 200 and 404', async () => {
     const pet = await createPet({ name: 'Old', categoryId: 1 })
-    for (const url of [`/v1/pets/${pet.id}`, '/v1/pets/999999']) {
-      const response = await t.app.inject({ method: 'GET', url, headers: auth() })
+    for (const id of [pet.id, 999999, 'abc']) {
+      const response = await t.app.inject({ method: 'GET', url: `/v1/pets/${id}`, headers: auth() })
       expect(response.headers.deprecation).toBe('@1767225600')
       expect(response.headers.sunset).toBe('Thu, 05 Dec 2030 00:00:00 GMT')
-      expect(response.headers.link).toBe('<http://localhost:80/v1/pets>; rel="successor-version"')
+      // The listing of that one pet; a path that names no id in canonical form gets the listing itself.
+      const successor = typeof id === 'number' ? `/v1/pets?id=${id}` : '/v1/pets'
+      expect(response.headers.link).toBe(`<http://localhost:80${successor}>; rel="successor-version"`)
     }
   })
 

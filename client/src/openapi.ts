@@ -817,7 +817,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT, when getPet is removed. */
                     Sunset?: string;
-                    /** @description `<.../pets>; rel="successor-version"`: use listPets instead. */
+                    /** @description `<.../pets?id={petId}>; rel="successor-version"`: listPets of this one pet replaces it. */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -848,7 +848,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT, when getPet is removed. */
                     Sunset?: string;
-                    /** @description `<.../pets>; rel="successor-version"`: use listPets instead. */
+                    /** @description `<.../pets?id={petId}>; rel="successor-version"`: listPets of this one pet replaces it. */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -906,7 +906,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT, when getPet is removed. */
                     Sunset?: string;
-                    /** @description `<.../pets>; rel="successor-version"`: use listPets instead. */
+                    /** @description `<.../pets?id={petId}>; rel="successor-version"`: listPets of this one pet replaces it. */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -937,7 +937,7 @@ export interface operations {
                     Deprecation?: string;
                     /** @description RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT, when getPet is removed. */
                     Sunset?: string;
-                    /** @description `<.../pets>; rel="successor-version"`: use listPets instead. */
+                    /** @description `<.../pets?id={petId}>; rel="successor-version"`: listPets of this one pet replaces it. */
                     Link?: string;
                     [name: string]: unknown;
                 };

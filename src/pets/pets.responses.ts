@@ -48,7 +48,10 @@ const DEPRECATION_HEADERS = {
     description: 'RFC 9745: `@<unix seconds>` since when getPet is deprecated.',
   },
   Sunset: { type: 'string', description: 'RFC 8594: Thu, 05 Dec 2030 00:00:00 GMT, when getPet is removed.' },
-  Link: { type: 'string', description: '`<.../pets>; rel="successor-version"`: use listPets instead.' },
+  Link: {
+    type: 'string',
+    description: '`<.../pets?id={petId}>; rel="successor-version"`: listPets of this one pet replaces it.',
+  },
 } as const
 
 export const getPetResponses = {

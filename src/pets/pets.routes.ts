@@ -95,7 +95,8 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
       },
       // Every response that passed authentication carries them, 429 and 400 included.
       onSend: (request, reply, payload, done) => {
-        if (request.caller?.apiKey) reply.headers(deprecationHeaders(publicUrlOf(config, request)))
+        if (request.caller?.apiKey)
+          reply.headers(deprecationHeaders(publicUrlOf(config, request), request.params.petId))
         done(null, payload)
       },
     },
