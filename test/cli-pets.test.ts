@@ -112,7 +112,7 @@ describe('pets get', () => {
     expect(run.code).toBe(0)
     expect(JSON.parse(run.stdout)).toEqual(rex)
     expect(lines(run.stderr)).toEqual([
-      'petstore: warning: getPet is deprecated and will be removed on 2030-12-05; use listPets with a status filter instead',
+      'petstore: warning: getPet is deprecated and will be removed on 2030-12-05; use getPets([id]) (listPets with ?id=) instead',
     ])
   })
 })

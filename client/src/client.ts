@@ -142,7 +142,7 @@ async function createPet(context: Context, newPet: NewPet, options: CreatePetOpt
 
 async function getPet(context: Context, id: number, options: RequestOptions = {}): Promise<Pet> {
   const onResponse = (headers: Headers) =>
-    context.noticeDeprecation('getPet', 'listPets with a status filter', headers)
+    context.noticeDeprecation('getPet', 'getPets([id]) (listPets with ?id=)', headers)
   const path = `/pets/${encodeURIComponent(String(id))}`
   const response = await context.transport.send({ method: 'GET', path, onResponse }, options)
   return (await response.json()) as GetPetBody

@@ -30,7 +30,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Fetch one animal (deprecated: use listPets with the status filter)
+         * Fetch one animal (deprecated: use listPets with ?id=)
          * @deprecated
          */
         get: operations["getPet"];

@@ -86,7 +86,7 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
     {
       schema: {
         operationId: 'getPet',
-        summary: 'Fetch one animal (deprecated: use listPets with the status filter)',
+        summary: 'Fetch one animal (deprecated: use listPets with ?id=)',
         tags: ['pets'],
         deprecated: true,
         'x-stability': 'deprecated',

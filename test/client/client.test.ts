@@ -105,7 +105,7 @@ describe('the deprecated getPet', () => {
         operation: 'getPet',
         sunset: new Date('2030-12-05T00:00:00Z'),
         message:
-          'getPet is deprecated and will be removed on 2030-12-05; use listPets with a status filter instead',
+          'getPet is deprecated and will be removed on 2030-12-05; use getPets([id]) (listPets with ?id=) instead',
       },
     ])
     const other: PetstoreWarning[] = []

@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, test } from 'vitest'
+import YAML from 'yaml'
+import { CONFIG_VARIABLES } from '../src/config.schema.js'
+
+/**
+ * The container recipe, checked as far as it can be without a Docker engine (none exists here): the
+ * Dockerfile's promises (multi-stage on Node 24 slim, not root, a health check on /healthz, exec form, a
+ * volume for the SQLite file), compose.yaml's services, ports and health checks, and that every variable
+ * it sets is one the service reads.
+ */
+const dockerfile = readFileSync('Dockerfile', 'utf8')
+/** Instructions with their continuation lines joined, comments dropped. */
+const instructions = dockerfile
+  .replace(/\\\n/g, ' ')
+  .split('\n')
+  .map((line) => line.trim())
+  .filter((line) => line !== '' && !line.startsWith('#'))
+const compose = YAML.parse(readFileSync('compose.yaml', 'utf8'), { merge: true })
+const haproxy = readFileSync('deploy/haproxy.cfg', 'utf8')
+const variables = new Set(CONFIG_VARIABLES.map(([name]) => name))
+
+describe('Dockerfile', () => {
+  test('builds in one stage and runs in another, both on Node 24 slim', () => {
+    const from = instructions.filter((line) => line.startsWith('FROM '))
+    expect(from).toEqual(['FROM node:24-slim AS build', 'FROM node:24-slim'])
+    expect(instructions).toContain('COPY --from=build /app/dist/ dist/')
+  })
+
+  test('runs as a user that is not root, with the SQLite file in a volume', () => {
+    const runStage = instructions.slice(instructions.indexOf('FROM node:24-slim'))
+    expect(runStage).toContain('USER node')
+    expect(runStage).toContain('VOLUME ["/data"]')
+    const env = runStage.find((line) => line.startsWith('ENV ')) ?? ''
+    expect(env).toContain('DATABASE_URL=sqlite:/data/petstore.sqlite')
+    for (const [, name] of env.matchAll(/(\w+)=/g)) if (name !== 'NODE_ENV') expect(variables).toContain(name)
+  })
+
+  test('checks /healthz and starts node in exec form, so SIGTERM reaches it', () => {
+    const healthcheck = instructions.find((line) => line.startsWith('HEALTHCHECK ')) ?? ''
+    expect(healthcheck).toMatch(/CMD \[.*http:\/\/127\.0\.0\.1:8080\/healthz/)
+    const cmd = instructions.filter((line) => line.startsWith('CMD '))
+    expect(cmd).toEqual(['CMD ["node", "dist/main.js"]'])
+    expect(JSON.parse(cmd[0]?.slice(4) ?? '')).toEqual(['node', 'dist/main.js'])
+  })
+})
+
+describe('compose.yaml', () => {
+  test('has PostgreSQL, Redis, two instances and a load balancer, with health checks', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['api1', 'api2', 'lb', 'postgres', 'redis'])
+    for (const [name, service] of Object.entries<{ healthcheck?: { test: string[] } }>(compose.services))
+      expect(service.healthcheck?.test, name).toEqual(expect.arrayContaining(['CMD']))
+    expect(compose.services.lb.ports).toEqual(['8080:8080'])
+    for (const name of ['api1', 'api2']) {
+      expect(compose.services[name].ports, `${name} is reached through the balancer only`).toBeUndefined()
+      expect(compose.services[name].depends_on.postgres.condition).toBe('service_healthy')
+    }
+  })
+
+  test('sets only variables the service reads, and points the instances at the shared stores', () => {
+    for (const name of ['api1', 'api2']) {
+      const environment: Record<string, string> = compose.services[name].environment
+      for (const variable of Object.keys(environment)) expect(variables, variable).toContain(variable)
+      expect(environment.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//)
+      expect(environment.REDIS_URL).toBe('redis://redis:6379')
+      expect(environment.HOST).toBe('0.0.0.0')
+    }
+  })
+
+  test('the balancer sends traffic to both instances, checked on /readyz', () => {
+    expect(compose.services.lb.volumes).toContain(
+      './deploy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro',
+    )
+    expect(haproxy).toContain('option httpchk GET /readyz')
+    expect(haproxy).toMatch(/server api1 api1:8080/)
+    expect(haproxy).toMatch(/server api2 api2:8080/)
+    expect(haproxy).toMatch(/bind :8080/)
+  })
+})
