@@ -8,6 +8,7 @@ import { registerErrorHandling } from './http/error-handler.js'
 import { answerClientError, createFrameworkErrorHandler } from './http/framework-errors.js'
 import { registerGuard } from './http/guard.js'
 import { registerHealthRoutes } from './http/health.js'
+import { registerIndexRoute } from './http/index-route.js'
 import { registerJsonBodyParser } from './http/json-body.js'
 import { registerMetricsRoute } from './http/metrics.js'
 import { registerOpenApi } from './http/openapi.js'
@@ -112,6 +113,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerOrderRoutes(app, deps)
   registerStandingRoute(app)
   registerHealthRoutes(app, deps)
+  registerIndexRoute(app, config)
   // With METRICS_PORT set, main.ts serves /metrics on that port instead.
   if (config.metricsPort === undefined) registerMetricsRoute(app, deps.metrics)
   return app

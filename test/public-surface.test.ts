@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, test } from 'vitest'
 import { buildTestApp, logCapture, serveTestApp, type TestApp } from './helpers.js'
 import { sendRaw } from './raw-http.js'
@@ -102,20 +103,45 @@ describe('the OpenAPI document', () => {
   })
 })
 
+describe('the index at / and /v1', () => {
+  test('tells a visitor without a key where the docs, the document, the API and the probes are', async () => {
+    t = await buildTestApp()
+    const version = JSON.parse(readFileSync('package.json', 'utf8')).version
+    for (const url of ['/', '/v1', '/v1/']) {
+      const index = await t.app.inject({ method: 'GET', url, headers: { host: 'shop.example:8443' } })
+      expect(index.statusCode).toBe(200)
+      expect(index.headers['content-type']).toBe('application/json; charset=utf-8')
+      expect(index.headers.vary).toBe('Host')
+      expect(index.json()).toEqual({
+        name: 'Petstore API',
+        version,
+        links: {
+          docs: 'http://shop.example:8443/v1/docs',
+          openapi: 'http://shop.example:8443/v1/openapi.json',
+          api: 'http://shop.example:8443/v1/pets',
+          health: 'http://shop.example:8443/healthz',
+          readiness: 'http://shop.example:8443/readyz',
+        },
+      })
+      expect((await t.app.inject({ method: 'HEAD', url })).statusCode).toBe(200)
+    }
+    // Every link answers: the public ones without a key, the API with a 401 that asks for one.
+    const { links } = (await t.app.inject({ method: 'GET', url: '/v1' })).json()
+    for (const [name, link] of Object.entries<string>(links)) {
+      const status = (await t.app.inject({ method: 'GET', url: new URL(link).pathname })).statusCode
+      expect([name, status]).toEqual([name, name === 'api' ? 401 : 200])
+    }
+  })
+})
+
 describe('the documentation is limited per client IP', () => {
   test('past PETSTORE_PUBLIC_PER_MINUTE a client gets 429 with the Error body and Retry-After; others and the probes do not', async () => {
     t = await buildTestApp({ env: { PETSTORE_PUBLIC_PER_MINUTE: '5' } })
     t.clock.set(Date.UTC(2027, 2, 10, 10, 0, 45))
     const from = (remoteAddress: string, url: string) => t?.app.inject({ method: 'GET', url, remoteAddress })
-    const urls = [
-      '/v1/openapi.json',
-      '/v1/docs/json',
-      '/v1/docs/yaml',
-      '/v1/docs/static/index.html',
-      '/v1/openapi.json',
-    ]
+    const urls = ['/v1/openapi.json', '/v1/docs/json', '/v1/docs/yaml', '/v1/docs/static/index.html', '/v1']
     for (const url of urls) expect((await from('198.51.100.1', url))?.statusCode).toBeLessThan(400)
-    const refused = await from('198.51.100.1', '/v1/docs/yaml')
+    const refused = await from('198.51.100.1', '/')
     expect(refused?.statusCode).toBe(429)
     expect(refused?.json()).toMatchObject({ code: 'rate_limited', status: 429 })
     expect(refused?.headers['retry-after']).toBe('15')

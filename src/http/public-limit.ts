@@ -2,12 +2,18 @@ import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { AppError } from '../errors.js'
 import type { Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
+import { INDEX_PATHS } from './index-route.js'
 import { retryAfterOf } from './reply.js'
 
 /** The unauthenticated surface a client can reach without a key (the health probes are not part of it). */
 export function isPublicSurface(request: FastifyRequest): boolean {
   const route = request.routeOptions.url
-  return route !== undefined && (route === '/v1/openapi.json' || route.startsWith('/v1/docs'))
+  if (route === undefined) return false
+  return (
+    route === '/v1/openapi.json' ||
+    route.startsWith('/v1/docs') ||
+    (INDEX_PATHS as readonly string[]).includes(route)
+  )
 }
 
 /** Per client IP and minute; the day window is set far out of reach (a minute's limit over a whole day). */
