@@ -97,19 +97,16 @@ export const ConfigSchema = Type.Object({
       },
     ),
   ),
-  PETSTORE_PRODUCTION_URL: text(
-    'petstore.base-url',
-    "the production environment's base address in the OpenAPI `servers`",
-    {
-      default: 'https://petstore.example.com/v1',
-    },
+  // No default: a made-up address would send "Try it out" to a server that is not ours.
+  PETSTORE_PRODUCTION_URL: Type.Optional(
+    text('petstore.base-url', "the production environment's base address in the OpenAPI `servers`", {
+      'x-unset': 'not listed',
+    }),
   ),
-  PETSTORE_STAGING_URL: text(
-    'petstore.base-url',
-    "the staging environment's base address in the OpenAPI `servers`",
-    {
-      default: 'https://staging.petstore.example.com/v1',
-    },
+  PETSTORE_STAGING_URL: Type.Optional(
+    text('petstore.base-url', "the staging environment's base address in the OpenAPI `servers`", {
+      'x-unset': 'not listed',
+    }),
   ),
   CORS_ORIGINS: Type.Optional(
     text('petstore.origins', 'comma list of origins whose browser code may call the API', {

@@ -69,8 +69,9 @@ function toConfig(variables: Variables) {
     redisTimeoutMs: variables.PETSTORE_REDIS_TIMEOUT_MS,
     /** Base address ending in /v1 for Link headers; undefined: derived from each request. */
     publicUrl: variables.PETSTORE_PUBLIC_URL?.replace(/\/$/, ''),
-    productionUrl: variables.PETSTORE_PRODUCTION_URL.replace(/\/$/, ''),
-    stagingUrl: variables.PETSTORE_STAGING_URL.replace(/\/$/, ''),
+    /** The other environments' base addresses listed in the OpenAPI servers; undefined: not listed. */
+    productionUrl: variables.PETSTORE_PRODUCTION_URL?.replace(/\/$/, ''),
+    stagingUrl: variables.PETSTORE_STAGING_URL?.replace(/\/$/, ''),
     corsOrigins: listOf(variables.CORS_ORIGINS ?? '') as readonly string[],
     logLevel: variables.LOG_LEVEL,
     /** When set, /metrics is served on this port instead of the API port. */

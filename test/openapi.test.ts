@@ -1,13 +1,18 @@
 import SwaggerParser from '@apidevtools/swagger-parser'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { ERROR_STATUS, type ErrorCode } from '../src/errors.js'
 import { GET_PET_SUNSET_AT } from '../src/pets/pets.deprecation.js'
 import { buildTestApp, lockPets, type TestApp } from './helpers.js'
 
+type Media = { schema: unknown; examples?: Record<string, { value: Record<string, unknown> }> }
 type Operation = {
   deprecated?: boolean
   operationId: string
-  responses: Record<string, unknown>
+  summary: string
+  description?: string
+  requestBody?: { content: Record<string, Media> }
+  responses: Record<string, { description: string; content?: Record<string, Media> }>
   'x-stability'?: string
 }
 type Document = {
@@ -21,7 +26,12 @@ type Document = {
 let t: TestApp
 let document: Document
 beforeAll(async () => {
-  t = await buildTestApp({ env: { PETSTORE_PRODUCTION_URL: 'https://api.shop.example/v1' } })
+  t = await buildTestApp({
+    env: {
+      PETSTORE_PRODUCTION_URL: 'https://api.shop.example/v1',
+      PETSTORE_STAGING_URL: 'https://staging.shop.example/v1',
+    },
+  })
   document = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json()
 })
 afterAll(() => t.close())
@@ -32,12 +42,37 @@ describe('the served OpenAPI document', () => {
     await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined()
   })
 
-  test('lists this server, production and staging', () => {
+  test('lists this server, then production and staging when they are configured', () => {
     expect(document.servers).toEqual([
       { url: 'http://localhost:80/v1', description: 'This server (production)' },
       { url: 'https://api.shop.example/v1', description: 'Production' },
-      { url: 'https://staging.petstore.example.com/v1', description: 'Staging' },
+      { url: 'https://staging.shop.example/v1', description: 'Staging' },
     ])
+  })
+
+  test('lists production and staging as the spec writes them when their addresses are not configured', async () => {
+    const plain = await buildTestApp()
+    try {
+      const served = (await plain.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json()
+      const here = 'http://localhost:80/v1'
+      const unset = (variable: string, environment: string, setting: string) => ({
+        url: `{${variable}}`,
+        description: environment.replace(/^./, (first) => first.toUpperCase()),
+        variables: {
+          [variable]: {
+            default: here,
+            description: `The ${environment} base address, ending in /v1 (not configured: ${setting}).`,
+          },
+        },
+      })
+      expect(served.servers).toEqual([
+        { url: here, description: 'This server (production)' },
+        unset('base_url', 'production', 'PETSTORE_PRODUCTION_URL'),
+        unset('staging_base_url', 'staging', 'PETSTORE_STAGING_URL'),
+      ])
+    } finally {
+      await plain.close()
+    }
   })
 
   test('has bearer security on every operation, the spec component names and getPet deprecated', () => {
@@ -101,6 +136,55 @@ describe('the served OpenAPI document', () => {
       .properties.code
     expect(code.enum).toContain('idempotency_key_reused')
     expect(code.enum).toContain('gone')
+  })
+})
+
+// What Redocly and Spectral (npm run lint:openapi) do not check, and the docs page relies on.
+describe('the document, beyond what the OpenAPI linters check', () => {
+  const operations = () =>
+    Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ name: `${method} ${path}`, operation })),
+    )
+
+  test('createPet takes NewPet by reference, and Pets and Orders are arrays of Pet and Order by reference', () => {
+    expect(document.paths['/pets']?.post?.requestBody?.content['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/NewPet',
+    })
+    expect(document.components.schemas.Pets).toMatchObject({
+      type: 'array',
+      items: { $ref: '#/components/schemas/Pet' },
+    })
+    expect(document.components.schemas.Orders).toMatchObject({
+      type: 'array',
+      items: { $ref: '#/components/schemas/Order' },
+    })
+  })
+
+  test('every operation has a description of its own, beyond its summary', () => {
+    const descriptions = operations().map(({ name, operation }) => {
+      expect(operation.description, name).toEqual(expect.any(String))
+      expect(operation.description?.length, name).toBeGreaterThan(operation.summary.length)
+      return operation.description
+    })
+    expect(new Set(descriptions).size).toBe(descriptions.length)
+  })
+
+  test("every error response has an example per code it names, carrying that code and the code's status", () => {
+    for (const { name, operation } of operations()) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) < 400) continue
+        const where = `${name} ${status}`
+        const examples = response.content?.['application/json']?.examples ?? {}
+        const named = [...response.description.matchAll(/`([a-z_]+)`:/g)].map((match) => match[1])
+        expect(named.length, where).toBeGreaterThan(0)
+        expect(Object.keys(examples), where).toEqual(named)
+        for (const [code, { value }] of Object.entries(examples)) {
+          expect(value, `${where} ${code}`).toMatchObject({ code, status: Number(status) })
+          expect(ERROR_STATUS[code as ErrorCode], `${where} ${code}`).toBe(Number(status))
+          expect(value.message, `${where} ${code}`).toEqual(expect.any(String))
+        }
+      }
+    }
   })
 })
 

@@ -11,10 +11,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List animals, optionally filtered by status */
+        /**
+         * List animals, optionally filtered by status
+         * @description Returns up to `limit` animals in ascending id order, only those with `status` when given; the next page is linked from the `Link: rel="next"` header (absent on the last page). With `?id=1,2,3` it returns just those of the animals that exist (experimental).
+         */
         get: operations["listPets"];
         put?: never;
-        /** Add an animal */
+        /**
+         * Add an animal
+         * @description Adds an animal and returns it with its assigned id; needs a `write` key. A retry that sends the same `Idempotency-Key` and body gets the animal the first request added (`Idempotent-Replayed: true`) instead of adding another; the same key with another body is a 422.
+         */
         post: operations["createPet"];
         delete?: never;
         options?: never;
@@ -32,20 +38,21 @@ export interface paths {
         /**
          * Fetch one animal (deprecated: use listPets with ?id=)
          * @deprecated
+         * @description Returns one animal with its `ETag`. Deprecated since 1 January 2026 (`Deprecation`, `Sunset` and `Link: rel="successor-version"` headers): from 5 December 2030 it answers 410 `gone`; use listPets with `?id=` instead.
          */
         get: operations["getPet"];
         put?: never;
         post?: never;
         /**
          * Remove an animal (experimental)
-         * @description Afterwards the animal is a 404 and absent from listings; its id is never given again.
+         * @description Removes the animal; needs a `write` key, and no open order for it. Afterwards the animal is a 404 and absent from listings; its id is never given again.
          */
         delete: operations["deletePet"];
         options?: never;
         head?: never;
         /**
          * Change an animal (experimental)
-         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`) of name, categoryId and status, with the rules of createPet. Send the ETag of the animal you read as If-Match, so that a change made meanwhile is not overwritten.
+         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`) of name, categoryId and status, with the rules of createPet; needs a `write` key. Send the ETag of the animal you read as If-Match, so that a change made meanwhile is not overwritten.
          */
         patch: operations["updatePet"];
         trace?: never;
@@ -57,12 +64,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The calling account's orders (experimental) */
+        /**
+         * The calling account's orders (experimental)
+         * @description Returns up to `limit` of the calling account's orders in ascending id order, only those with `status` when given; the next page is linked from the `Link: rel="next"` header.
+         */
         get: operations["listOrders"];
         put?: never;
         /**
          * Order an animal (experimental)
-         * @description The animal must be `available`; it becomes `pending` in the same transaction.
+         * @description Orders an animal for the calling account; needs a `write` key. The animal must be `available` and becomes `pending` in the same transaction; a retry with the same `Idempotency-Key` gets the first order back.
          */
         post: operations["placeOrder"];
         delete?: never;
@@ -78,7 +88,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One order of the calling account (experimental) */
+        /**
+         * One order of the calling account (experimental)
+         * @description Returns one of the calling account's orders; another account's order is a 404, as if it did not exist.
+         */
         get: operations["getOrder"];
         put?: never;
         post?: never;
@@ -87,7 +100,7 @@ export interface paths {
         head?: never;
         /**
          * Move an order on (experimental)
-         * @description `placed` → `approved` → `delivered` (the animal becomes `sold`); `placed` or `approved` → `cancelled` (the animal becomes `available` again).
+         * @description `placed` → `approved` → `delivered` (the animal becomes `sold`); `placed` or `approved` → `cancelled` (the animal becomes `available` again). Needs a `write` key.
          */
         patch: operations["updateOrder"];
         trace?: never;
@@ -99,7 +112,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Animals by status (experimental) */
+        /**
+         * Animals by status (experimental)
+         * @description Counts all the animals of the store (not only those the calling account ordered) by status; animals without a status are not counted.
+         */
         get: operations["getInventory"];
         put?: never;
         post?: never;
@@ -476,22 +492,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Request body for creating an animal. Fields other than these three are refused. */
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description The animal's name: 1 to 100 Unicode code points after trimming surrounding white space, no control characters. Stored trimmed, otherwise exactly as sent.
-                     * @example Rex
-                     */
-                    name: string;
-                    /**
-                     * Format: int64
-                     * @description Identifier of the category the animal belongs to.
-                     */
-                    categoryId: number;
-                    status?: components["schemas"]["PetStatus"];
-                };
+                "application/json": components["schemas"]["NewPet"];
             };
         };
         responses: {
@@ -1858,7 +1861,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: `pet_unavailable`: the animal is not available (or does not exist); `idempotency_key_in_use`. */
+            /** @description Error: `pet_unavailable`: the animal is not available (or does not exist); `idempotency_key_in_use`: a request with this Idempotency-Key is still in flight. */
             409: {
                 headers: {
                     /** @description Identifies the request; the one the client sent, if sane. */
@@ -2379,7 +2382,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: `unsupported_media_type`: the body is not JSON. */
+            /** @description Error: `unsupported_media_type`: the body is not application/json. */
             415: {
                 headers: {
                     /** @description Identifies the request; the one the client sent, if sane. */

@@ -1,5 +1,5 @@
 import Type, { type TSchema } from 'typebox'
-import { ERROR_CODES } from '../errors.js'
+import { ERROR_CODES, ERROR_STATUS, type ErrorCode } from '../errors.js'
 import { ref } from '../schema-ref.js'
 
 export const ErrorBody = Type.Object(
@@ -49,35 +49,85 @@ export function documented<T extends TSchema>(schema: T, description: string, he
   return { ...schema, description, headers: { ...COMMON_HEADERS, ...headers } }
 }
 
-/** An Error response whose description lists the codes it can carry. */
-export function errorResponse(codes: string, headers: HeaderDocs = {}) {
-  return documented(ref(ErrorBody), `Error: ${codes}.`, headers)
+/** One error code a response can carry: when it is sent, and a message the service writes for it. */
+interface ErrorCase {
+  when: string
+  message: string
+}
+
+/** Any fixed id: examples show that every error body carries the response's X-Request-Id. */
+const EXAMPLE_REQUEST_ID = '3f2b8c1e-7d4a-4e5b-9c6f-0a1b2c3d4e5f'
+
+/**
+ * An Error response: its description lists the codes it can carry and when, and its examples (one per
+ * code, named by it) show each body as the service writes it, with the status of that code.
+ */
+export function errorResponse(cases: Partial<Record<ErrorCode, ErrorCase>>, headers: HeaderDocs = {}) {
+  const entries = Object.entries(cases) as [ErrorCode, ErrorCase][]
+  const description = `Error: ${entries.map(([code, { when }]) => `\`${code}\`: ${when}`).join('; ')}.`
+  const examples = Object.fromEntries(
+    entries.map(([code, { message }]) => [
+      code,
+      { value: { code, message, status: ERROR_STATUS[code], requestId: EXAMPLE_REQUEST_ID } },
+    ]),
+  )
+  // For the document only (openapi.ts puts them on the response's media type); Fastify ignores the keyword.
+  return { ...documented(ref(ErrorBody), description, headers), 'x-examples': examples }
 }
 
 /** What a `read` key gets from an operation that writes. */
 export const INSUFFICIENT_SCOPE = errorResponse(
-  '`insufficient_scope`: this key has the `read` scope (GET and HEAD only); the request still counts against its limits',
+  {
+    insufficient_scope: {
+      when: 'this key has the `read` scope (GET and HEAD only); the request still counts against its limits',
+      message: 'this API key has the read scope: POST needs a write key',
+    },
+  },
   { 'WWW-Authenticate': { type: 'string', description: '`Bearer error="insufficient_scope"`.' } },
 )
 
 export const COMMON_ERRORS = {
   401: errorResponse(
-    '`unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a ' +
-      'rotated secret whose grace period ended (the message says which)',
     {
-      'WWW-Authenticate': { type: 'string', description: 'Bearer challenge.' },
+      unauthorized: {
+        when:
+          'missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret ' +
+          'whose grace period ended (the message says which)',
+        message: 'an API key is required: send Authorization: Bearer <API key>',
+      },
     },
+    { 'WWW-Authenticate': { type: 'string', description: 'Bearer challenge.' } },
   ),
   429: errorResponse(
-    '`rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP ' +
-      'with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until ' +
-      'the ban ends',
+    {
+      rate_limited: {
+        when:
+          'a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP ' +
+          'with the Free numbers)',
+        message: 'per-minute limit of 60 requests reached; retry in 12 seconds',
+      },
+      key_banned: {
+        when: 'requests kept coming after 429s, so the key or IP is refused until the ban ends',
+        message: 'this API key is banned for 840 more seconds for sending requests after being rate limited',
+      },
+    },
     {
       'Retry-After': { type: 'integer', description: 'Whole seconds until a request can be admitted again.' },
     },
   ),
-  500: errorResponse('`internal_error`: unexpected; the body never carries internals'),
-  503: errorResponse('`unavailable`: the database cannot be reached; retry after the given delay', {
-    'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' },
+  500: errorResponse({
+    internal_error: {
+      when: 'unexpected; the body never carries internals',
+      message: 'something went wrong on our side; the request id identifies it for support',
+    },
   }),
+  503: errorResponse(
+    {
+      unavailable: {
+        when: 'the database cannot be reached; retry after the given delay',
+        message: 'the database is unavailable: retry in a moment',
+      },
+    },
+    { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } },
+  ),
 }

@@ -26,7 +26,14 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Pet Store API', version: '1.0.0', description: DESCRIPTION },
+      info: {
+        title: 'Pet Store API',
+        version: '1.0.0',
+        description: DESCRIPTION,
+        // The repository has no published address yet: the contact names who answers for the API.
+        contact: { name: 'Petstore contributors' },
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
       tags: [
         { name: 'pets', description: 'The animals of the store.' },
         { name: 'account', description: "The calling key's own standing." },
@@ -39,8 +46,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
             scheme: 'bearer',
             description:
               'An API key: `ps_live_...` or `ps_test_...`. Its scope is `write` (every operation) or `read` ' +
-              '(GET and HEAD only: an operation that writes lists `write` in its security requirement and ' +
-              'answers a read key 403 `insufficient_scope`).',
+              '(GET and HEAD only: an operation that writes says so in its description and answers a read ' +
+              'key 403 `insufficient_scope`).',
           },
         },
       },
@@ -49,6 +56,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     refResolver: {
       buildLocalReference: (json, _base, _fragment, index) => String(json.$id ?? `def-${index}`),
     },
+    transform: ({ schema, url }) => ({ schema: withMediaExamples(schema), url }),
   })
   const documents = createDocuments(app, config)
   const send = (request: FastifyRequest, reply: FastifyReply, format: 'json' | 'yaml') =>
@@ -64,6 +72,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     )
     await docs.register(swaggerUi, {
       routePrefix: '/v1/docs',
+      theme: { title: 'Petstore API reference' },
       uiConfig: { deepLinking: true, displayRequestDuration: true },
     })
   })
@@ -72,6 +81,28 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     { schema: { hide: true }, onRequest: (_request, reply, done) => whenWritable(reply, done) },
     (request, reply) => send(request, reply, 'json'),
   )
+}
+
+type ResponseSchemas = Record<string, { 'x-examples'?: unknown; description?: string; headers?: unknown }>
+
+/**
+ * A route's schema for the document only, with each response that has `x-examples` (the Error responses,
+ * error.schemas.ts) written as JSON `content` carrying those examples. Such a response is a `$ref` to a
+ * component, and the ref resolver keeps nothing beside a `$ref`; Fastify serializes from the route's own
+ * schema, untouched.
+ */
+function withMediaExamples<T>(schema: T): T {
+  const responses = (schema as { response?: ResponseSchemas } | undefined)?.response
+  if (!responses) return schema
+  const response = Object.fromEntries(
+    Object.entries(responses).map(([status, { 'x-examples': examples, description, headers, ...body }]) => [
+      status,
+      examples === undefined
+        ? responses[status]
+        : { description, headers, content: { 'application/json': { schema: body, examples } } },
+    ]),
+  )
+  return { ...schema, response }
 }
 
 /** The docs plugin's document routes, and the format each serves. */
@@ -120,16 +151,38 @@ function sendDocument(
   return reply.type(type).send(format === 'json' ? document.json : document.yaml)
 }
 
-/** The document with its servers: this one first (so "Try it" calls it), then production and staging. */
+/** The spec's two environments: their base addresses are `{base_url}` and `{staging_base_url}` there. */
+const ENVIRONMENTS = [
+  { description: 'Production', variable: 'base_url', setting: 'PETSTORE_PRODUCTION_URL' },
+  { description: 'Staging', variable: 'staging_base_url', setting: 'PETSTORE_STAGING_URL' },
+] as const
+
+interface Server {
+  url: string
+  description: string
+  variables?: Record<string, { default: string; description: string }>
+}
+
+/**
+ * The document with its servers: this one first (so "Try it" calls it), then production and staging (CONTRACT
+ * §9). An environment whose address is configured is listed at it; one that is not is listed as the spec
+ * writes it, a URL template (`{base_url}`) whose variable the reader fills in, preset to this server.
+ */
 function documentFor(document: unknown, config: Config, baseUrl: string): Record<string, unknown> {
-  const here = { url: baseUrl, description: `This server (${config.env})` }
+  const here: Server = { url: baseUrl, description: `This server (${config.env})` }
   const servers = [here]
-  for (const server of [
-    { url: config.productionUrl, description: 'Production' },
-    { url: config.stagingUrl, description: 'Staging' },
-  ]) {
-    if (server.url !== here.url) servers.push(server)
-    else here.description = server.description
+  const configured = { base_url: config.productionUrl, staging_base_url: config.stagingUrl }
+  for (const { description, variable, setting } of ENVIRONMENTS) {
+    const url = configured[variable]
+    if (url === undefined) {
+      const help = `The ${description.toLowerCase()} base address, ending in /v1 (not configured: ${setting}).`
+      servers.push({
+        url: `{${variable}}`,
+        description,
+        variables: { [variable]: { default: baseUrl, description: help } },
+      })
+    } else if (url !== here.url) servers.push({ url, description })
+    else here.description = description
   }
   const { paths = {}, ...rest } = document as { paths?: Record<string, unknown> }
   return { ...rest, servers, paths: relativeToServers(paths) }

@@ -19,12 +19,21 @@ import {
 } from './orders.schemas.js'
 import type { OrderService } from './orders.service.js'
 
-const INVALID = errorResponse(
-  '`invalid_request`: a parameter or the body breaks the rules; the message names it',
-)
-const NOT_FOUND = errorResponse('`not_found`: the calling account has no order with this id')
+/** A 400 whose example carries one message of this operation. */
+const invalid = (message: string) =>
+  errorResponse({
+    invalid_request: { when: 'a parameter or the body breaks the rules; the message names it', message },
+  })
+const NOT_FOUND = errorResponse({
+  not_found: { when: 'the calling account has no order with this id', message: 'order 7 does not exist' },
+})
+const UNSUPPORTED = errorResponse({
+  unsupported_media_type: {
+    when: 'the body is not application/json',
+    message: 'Content-Type must be application/json',
+  },
+})
 const experimental = { tags: ['store'], 'x-stability': 'experimental' }
-const writes = { ...experimental, security: [{ bearerAuth: ['write'] }] }
 
 /** Store orders and the inventory (CONTRACT §11, experimental). */
 export function registerOrderRoutes(
@@ -40,8 +49,11 @@ export function registerOrderRoutes(
       schema: {
         operationId: 'placeOrder',
         summary: 'Order an animal (experimental)',
-        description: 'The animal must be `available`; it becomes `pending` in the same transaction.',
-        ...writes,
+        description:
+          'Orders an animal for the calling account; needs a `write` key. The animal must be `available` ' +
+          'and becomes `pending` in the same transaction; a retry with the same `Idempotency-Key` gets the ' +
+          'first order back.',
+        ...experimental,
         headers: CreatePetHeaders,
         body: ref(NewOrder),
         response: {
@@ -51,13 +63,25 @@ export function registerOrderRoutes(
               description: '`true` when an earlier request with this Idempotency-Key placed it.',
             },
           }),
-          400: INVALID,
+          400: invalid('petId is required'),
           403: INSUFFICIENT_SCOPE,
-          409: errorResponse(
-            '`pet_unavailable`: the animal is not available (or does not exist); `idempotency_key_in_use`',
-          ),
-          415: errorResponse('`unsupported_media_type`: the body is not application/json'),
-          422: errorResponse('`idempotency_key_reused`: the Idempotency-Key was used with another request'),
+          409: errorResponse({
+            pet_unavailable: {
+              when: 'the animal is not available (or does not exist)',
+              message: 'pet 42 is pending: only an available pet can be ordered',
+            },
+            idempotency_key_in_use: {
+              when: 'a request with this Idempotency-Key is still in flight',
+              message: 'a request with this Idempotency-Key is in flight; retry shortly',
+            },
+          }),
+          415: UNSUPPORTED,
+          422: errorResponse({
+            idempotency_key_reused: {
+              when: 'the Idempotency-Key was used with another request',
+              message: 'this Idempotency-Key was used with another request; use a new key',
+            },
+          }),
           ...COMMON_ERRORS,
         },
       },
@@ -82,6 +106,9 @@ export function registerOrderRoutes(
       schema: {
         operationId: 'listOrders',
         summary: "The calling account's orders (experimental)",
+        description:
+          "Returns up to `limit` of the calling account's orders in ascending id order, only those with " +
+          '`status` when given; the next page is linked from the `Link: rel="next"` header.',
         ...experimental,
         querystring: ListOrdersQuery,
         response: {
@@ -91,7 +118,7 @@ export function registerOrderRoutes(
               description: 'RFC 8288 `<...>; rel="next"` to the next page; absent on the last.',
             },
           }),
-          400: INVALID,
+          400: invalid('limit must be an integer from 1 to 100'),
           ...COMMON_ERRORS,
         },
       },
@@ -114,11 +141,14 @@ export function registerOrderRoutes(
       schema: {
         operationId: 'getOrder',
         summary: 'One order of the calling account (experimental)',
+        description:
+          "Returns one of the calling account's orders; another account's order is a 404, as if it did " +
+          'not exist.',
         ...experimental,
         params: OrderParams,
         response: {
           200: documented(ref(Order), 'The order.'),
-          400: INVALID,
+          400: invalid('orderId must be an integer from 1 to 9007199254740991'),
           404: NOT_FOUND,
           ...COMMON_ERRORS,
         },
@@ -135,17 +165,22 @@ export function registerOrderRoutes(
         summary: 'Move an order on (experimental)',
         description:
           '`placed` → `approved` → `delivered` (the animal becomes `sold`); `placed` or `approved` → ' +
-          '`cancelled` (the animal becomes `available` again).',
-        ...writes,
+          '`cancelled` (the animal becomes `available` again). Needs a `write` key.',
+        ...experimental,
         params: OrderParams,
         body: ref(OrderChange),
         response: {
           200: documented(ref(Order), 'The order as changed.'),
-          400: INVALID,
+          400: invalid('status must be one of placed, approved, delivered, cancelled'),
           403: INSUFFICIENT_SCOPE,
           404: NOT_FOUND,
-          409: errorResponse('`invalid_transition`: the order cannot move there from its status (named)'),
-          415: errorResponse('`unsupported_media_type`: the body is not JSON'),
+          409: errorResponse({
+            invalid_transition: {
+              when: 'the order cannot move there from its status (named)',
+              message: 'order 7 is delivered: it cannot become cancelled',
+            },
+          }),
+          415: UNSUPPORTED,
           ...COMMON_ERRORS,
         },
       },
@@ -160,6 +195,9 @@ export function registerOrderRoutes(
       schema: {
         operationId: 'getInventory',
         summary: 'Animals by status (experimental)',
+        description:
+          'Counts all the animals of the store (not only those the calling account ordered) by status; ' +
+          'animals without a status are not counted.',
         ...experimental,
         response: { 200: documented(ref(Inventory), 'Counts over all animals.'), ...COMMON_ERRORS },
       },

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { COMMON_ERRORS, documented, errorResponse, INSUFFICIENT_SCOPE } from '../http/error.schemas.js'
 import { ref } from '../schema-ref.js'
 import { etagOf, ifMatchVersions } from './pets.etag.js'
+import { BAD_PET_ID } from './pets.responses.js'
 import { Pet, PetParams, PetPatch } from './pets.schemas.js'
 import type { PetService } from './pets.service.js'
 
@@ -18,8 +19,10 @@ const IF_MATCH = {
     },
   },
 } as const
-const NOT_FOUND = errorResponse('`not_found`: no animal has this id (or it was deleted)')
-const experimental = { tags: ['pets'], 'x-stability': 'experimental', security: [{ bearerAuth: ['write'] }] }
+const NOT_FOUND = errorResponse({
+  not_found: { when: 'no animal has this id (or it was deleted)', message: 'pet 42 does not exist' },
+})
+const experimental = { tags: ['pets'], 'x-stability': 'experimental' }
 
 /** PATCH and DELETE of one pet (CONTRACT §11, experimental). */
 export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: PetService }): void {
@@ -34,20 +37,40 @@ export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: P
         summary: 'Change an animal (experimental)',
         description:
           'A JSON merge patch (`application/merge-patch+json` or `application/json`) of name, categoryId ' +
-          'and status, with the rules of createPet. Send the ETag of the animal you read as If-Match, so ' +
-          'that a change made meanwhile is not overwritten.',
+          'and status, with the rules of createPet; needs a `write` key. Send the ETag of the animal you ' +
+          'read as If-Match, so that a change made meanwhile is not overwritten.',
         ...experimental,
         params: PetParams,
         headers: IF_MATCH,
         body: ref(PetPatch),
         response: {
           200: documented(ref(Pet), 'The animal as changed.', ETAG),
-          400: errorResponse('`invalid_request`: a field breaks the rules, or the patch is empty'),
+          400: errorResponse({
+            invalid_request: {
+              when: 'a field breaks the rules, or the patch is empty',
+              message: 'status must be one of available, pending, sold',
+            },
+          }),
           403: INSUFFICIENT_SCOPE,
           404: NOT_FOUND,
-          412: errorResponse('`precondition_failed`: the animal changed since the ETag in If-Match'),
-          413: errorResponse('`payload_too_large`: the body is over 64 KiB'),
-          415: errorResponse('`unsupported_media_type`: the body is not JSON'),
+          412: errorResponse({
+            precondition_failed: {
+              when: 'the animal changed since the ETag in If-Match',
+              message: 'pet 42 changed since the ETag in If-Match: fetch it again',
+            },
+          }),
+          413: errorResponse({
+            payload_too_large: {
+              when: 'the body is over 64 KiB',
+              message: 'the body must be at most 64 KiB',
+            },
+          }),
+          415: errorResponse({
+            unsupported_media_type: {
+              when: 'the body is not JSON',
+              message: 'Content-Type must be application/json',
+            },
+          }),
           ...COMMON_ERRORS,
         },
       },
@@ -70,15 +93,22 @@ export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: P
       schema: {
         operationId: 'deletePet',
         summary: 'Remove an animal (experimental)',
-        description: 'Afterwards the animal is a 404 and absent from listings; its id is never given again.',
+        description:
+          'Removes the animal; needs a `write` key, and no open order for it. Afterwards the animal is a 404 ' +
+          'and absent from listings; its id is never given again.',
         ...experimental,
         params: PetParams,
         response: {
           204: { type: 'null', description: 'The animal was removed.' },
-          400: errorResponse('`invalid_request`: petId is not an integer from 1 to 9007199254740991'),
+          400: errorResponse({ invalid_request: BAD_PET_ID }),
           403: INSUFFICIENT_SCOPE,
           404: NOT_FOUND,
-          409: errorResponse('`conflict`: an order for the animal is open (placed or approved)'),
+          409: errorResponse({
+            conflict: {
+              when: 'an order for the animal is open (placed or approved)',
+              message: 'pet 42 has an open order: deliver or cancel it first',
+            },
+          }),
           ...COMMON_ERRORS,
         },
       },

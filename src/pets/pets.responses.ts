@@ -13,7 +13,10 @@ export const CreatePetHeaders = Type.Object({
   ),
 })
 
-const INVALID = '`invalid_request`: a parameter or the body breaks the rules; the message names the field'
+const INVALID = {
+  when: 'a parameter or the body breaks the rules; the message names the field',
+  message: 'limit must be an integer from 1 to 100',
+}
 
 export const listPetsResponses = {
   200: documented(ref(Pets), 'A page of animals in ascending id order.', {
@@ -22,7 +25,7 @@ export const listPetsResponses = {
       description: 'RFC 8288 `<...>; rel="next"` to the next page; absent on the last page.',
     },
   }),
-  400: errorResponse(INVALID),
+  400: errorResponse({ invalid_request: INVALID }),
   ...COMMON_ERRORS,
 }
 
@@ -33,13 +36,41 @@ export const createPetResponses = {
       description: '`true` when an earlier request with the same Idempotency-Key created this animal.',
     },
   }),
-  400: errorResponse(`${INVALID}; also an Idempotency-Key that is not 1 to 255 printable ASCII characters`),
+  400: errorResponse({
+    invalid_request: {
+      when: `${INVALID.when}; also an Idempotency-Key that is not 1 to 255 printable ASCII characters`,
+      message: 'unknown field "color": the allowed fields are name, categoryId, status',
+    },
+  }),
   403: INSUFFICIENT_SCOPE,
-  409: errorResponse('`idempotency_key_in_use`: a request with this Idempotency-Key is still in flight'),
-  413: errorResponse('`payload_too_large`: the body is over 64 KiB'),
-  415: errorResponse('`unsupported_media_type`: the body is not application/json'),
-  422: errorResponse('`idempotency_key_reused`: the Idempotency-Key was used with a different body'),
+  409: errorResponse({
+    idempotency_key_in_use: {
+      when: 'a request with this Idempotency-Key is still in flight',
+      message: 'a request with this Idempotency-Key is in flight; retry shortly',
+    },
+  }),
+  413: errorResponse({
+    payload_too_large: { when: 'the body is over 64 KiB', message: 'the body must be at most 64 KiB' },
+  }),
+  415: errorResponse({
+    unsupported_media_type: {
+      when: 'the body is not application/json',
+      message: 'Content-Type must be application/json',
+    },
+  }),
+  422: errorResponse({
+    idempotency_key_reused: {
+      when: 'the Idempotency-Key was used with a different body',
+      message: 'this Idempotency-Key was used with a different body; use a new key',
+    },
+  }),
   ...COMMON_ERRORS,
+}
+
+/** A 400 for a petId path parameter that is no id. */
+export const BAD_PET_ID = {
+  when: 'petId is not an integer from 1 to 9007199254740991',
+  message: 'petId must be an integer from 1 to 9007199254740991',
 }
 
 const DEPRECATION_HEADERS = {
@@ -56,14 +87,22 @@ const DEPRECATION_HEADERS = {
 
 export const getPetResponses = {
   200: documented(ref(Pet), 'The animal.', DEPRECATION_HEADERS),
-  400: errorResponse(
-    '`invalid_request`: petId is not an integer from 1 to 9007199254740991',
-    DEPRECATION_HEADERS,
-  ),
+  400: errorResponse({ invalid_request: BAD_PET_ID }, DEPRECATION_HEADERS),
   401: COMMON_ERRORS[401],
   429: COMMON_ERRORS[429],
-  404: errorResponse('`not_found`: no animal has this id', DEPRECATION_HEADERS),
-  410: errorResponse('`gone`: getPet was removed at its sunset date', DEPRECATION_HEADERS),
+  404: errorResponse(
+    { not_found: { when: 'no animal has this id', message: 'pet 42 does not exist' } },
+    DEPRECATION_HEADERS,
+  ),
+  410: errorResponse(
+    {
+      gone: {
+        when: 'getPet was removed at its sunset date',
+        message: 'getPet was removed on 5 December 2030; use GET /pets?id=<petId>',
+      },
+    },
+    DEPRECATION_HEADERS,
+  ),
   500: COMMON_ERRORS[500],
   503: COMMON_ERRORS[503],
 }

@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 import { callerKeyOf } from '../http/guard.js'
 import { countHeader, publicUrlOf } from '../http/public-url.js'
+import { ref } from '../schema-ref.js'
 import { deprecationHeaders } from './pets.deprecation.js'
 import { etagOf } from './pets.etag.js'
 import { CreatePetHeaders, createPetResponses, getPetResponses, listPetsResponses } from './pets.responses.js'
@@ -24,6 +25,10 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
       schema: {
         operationId: 'listPets',
         summary: 'List animals, optionally filtered by status',
+        description:
+          'Returns up to `limit` animals in ascending id order, only those with `status` when given; the ' +
+          'next page is linked from the `Link: rel="next"` header (absent on the last page). With ' +
+          '`?id=1,2,3` it returns just those of the animals that exist (experimental).',
         tags: ['pets'],
         'x-stability': 'stable',
         querystring: ListPetsQuery,
@@ -55,12 +60,14 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
       schema: {
         operationId: 'createPet',
         summary: 'Add an animal',
+        description:
+          'Adds an animal and returns it with its assigned id; needs a `write` key. A retry that sends the ' +
+          'same `Idempotency-Key` and body gets the animal the first request added (`Idempotent-Replayed: ' +
+          'true`) instead of adding another; the same key with another body is a 422.',
         tags: ['pets'],
-        // OpenAPI 3.1 lets a bearer scheme name the roles an operation needs: writes need `write`.
-        security: [{ bearerAuth: ['write'] }],
         'x-stability': 'stable',
         headers: CreatePetHeaders,
-        body: NewPet,
+        body: ref(NewPet),
         response: createPetResponses,
       },
     },
@@ -87,6 +94,10 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
       schema: {
         operationId: 'getPet',
         summary: 'Fetch one animal (deprecated: use listPets with ?id=)',
+        description:
+          'Returns one animal with its `ETag`. Deprecated since 1 January 2026 (`Deprecation`, `Sunset` ' +
+          'and `Link: rel="successor-version"` headers): from 5 December 2030 it answers 410 `gone`; ' +
+          'use listPets with `?id=` instead.',
         tags: ['pets'],
         deprecated: true,
         'x-stability': 'deprecated',

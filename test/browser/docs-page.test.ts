@@ -76,7 +76,24 @@ async function operationBlock(operationId: string, tag = 'pets') {
   }
 }
 
+/** The head of one top-level schema of the Schemas section, and the schema's own article. */
+function schemaBlock(name: string) {
+  const head = ':scope > .json-schema-2020-12-head'
+  const article = page.locator('section.models article[data-json-schema-level="0"]').filter({
+    has: page.locator(`${head} .json-schema-2020-12__title`, { hasText: new RegExp(`^${name}$`) }),
+  })
+  return {
+    article,
+    toggle: () => article.locator(`${head} .json-schema-2020-12-accordion`).click(),
+    type: () => article.locator(`${head} .json-schema-2020-12__attribute--primary`).innerText(),
+  }
+}
+
 describe('/v1/docs in chromium', () => {
+  test('is titled "Petstore API reference"', async () => {
+    expect(await page.title()).toBe('Petstore API reference')
+  })
+
   // The spec's three, the key's standing, and the experimental pet lifecycle and store (CONTRACT §10, §11).
   test('shows the eleven operations of the document, and only those', async () => {
     expect(await page.locator('.opblock').count()).toBe(11)
@@ -117,6 +134,19 @@ describe('/v1/docs in chromium', () => {
     await page.screenshot({ path: SCREENSHOT, fullPage: true })
     expect(statSync(SCREENSHOT).size).toBeGreaterThan(0)
     expect(readFileSync(SCREENSHOT).subarray(1, 4).toString('latin1')).toBe('PNG')
+  })
+
+  // Swagger UI labels an array `array<any>` until it has resolved the `$ref` of its items, which it does when
+  // the schema is opened: opened, Pets must be an array of objects whose items are Pet, fields and all.
+  test('shows Pets as an array of Pet once opened', async () => {
+    const pets = schemaBlock('Pets')
+    await pets.toggle()
+    await expect.poll(() => pets.type()).toBe('array<object>')
+    const items = pets.article.locator('.json-schema-2020-12-keyword--items > .json-schema-2020-12')
+    await items.locator(':scope > .json-schema-2020-12-head .json-schema-2020-12-accordion').click()
+    expect(await items.innerText()).toContain('An animal.')
+    const fields = items.locator('.json-schema-2020-12-property .json-schema-2020-12__title')
+    await expect.poll(() => fields.allInnerTexts()).toEqual(['id', 'name', 'categoryId', 'status'])
   })
 
   test('shows getPet deprecated: struck through, and a warning when opened', async () => {
