@@ -28,10 +28,13 @@ export function cliFixture() {
   const petstore = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
     runCli(args, { DATABASE_URL: state.databaseUrl, ...env }, state.dir)
 
-  /** A command that prints one JSON line: its value. */
+  /** What every command that opens the database prints first on stderr, for the test's SQLite file. */
+  const databaseLine = () => `${DATABASE_LINE}${state.databaseUrl}`
+
+  /** A command that prints one JSON line on stdout, and only the database line on stderr: its value. */
   const json = async <T>(args: string[], env: Record<string, string> = {}): Promise<T> => {
     const run = await petstore([...args, '--json'], env)
-    expect(run, run.stderr).toMatchObject({ code: 0, stderr: '' })
+    expect(run, run.stderr).toMatchObject({ code: 0, stderr: `${databaseLine()}\n` })
     const lines = run.stdout.split('\n').filter(Boolean)
     expect(lines).toHaveLength(1)
     return JSON.parse(lines[0] ?? '')
@@ -40,6 +43,7 @@ export function cliFixture() {
   return {
     state,
     petstore,
+    databaseLine,
     json,
     createKey: (args: string[], env: Record<string, string> = {}) =>
       json<CreatedKey>(['keys', 'create', ...args], env),
@@ -47,6 +51,9 @@ export function cliFixture() {
   }
 }
 
+const DATABASE_LINE = 'petstore: database '
+
+/** The lines a command printed on stderr, but for the database line that the database commands begin with. */
 export function stderrLines(run: Run): string[] {
-  return run.stderr.split('\n').filter(Boolean)
+  return run.stderr.split('\n').filter((line) => line && !line.startsWith(DATABASE_LINE))
 }

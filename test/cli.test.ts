@@ -27,7 +27,7 @@ describe('keys create', () => {
   it('prints exactly one JSON line with the id, the key, the plan and the free limits', async () => {
     const run = await petstore(['keys', 'create', '--plan', 'free', '--json'])
     expect(run.code).toBe(0)
-    expect(run.stderr).toBe('')
+    expect(run.stderr).toBe(`${cli.databaseLine()}\n`)
     expect(run.stdout.endsWith('\n')).toBe(true)
     expect(run.stdout.trimEnd().split('\n')).toHaveLength(1)
     const created = JSON.parse(run.stdout)
@@ -163,7 +163,7 @@ describe('keys revoke', () => {
   it('sets revokedAt on the key', async () => {
     const created = await createKey(['--plan', 'free'])
     const run = await petstore(['keys', 'revoke', String(created.id)])
-    expect(run).toMatchObject({ code: 0, stderr: '' })
+    expect(run).toMatchObject({ code: 0, stderr: `${cli.databaseLine()}\n` })
     expect(run.stdout).not.toContain(created.key)
     const [listed] = await listKeys()
     expect(listed?.revokedAt).toEqual(expect.stringMatching(/^\d{4}-.*Z$/))
@@ -233,7 +233,7 @@ describe('commands', () => {
   it('migrate creates the database file and its schema', async () => {
     cli.state.databaseUrl = `sqlite:${join(cli.state.dir, 'nested', 'petstore.sqlite')}`
     const run = await petstore(['migrate'])
-    expect(run).toMatchObject({ code: 0, stderr: '' })
+    expect(run).toMatchObject({ code: 0, stderr: `${cli.databaseLine()}\n` })
     const db = new Database(join(cli.state.dir, 'nested', 'petstore.sqlite'), { readonly: true })
     const tables = tableNames(db)
     db.close()

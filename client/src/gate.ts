@@ -50,6 +50,11 @@ export class RateLimitGate {
     this.#wait = new SharedWait({ sleep: options.sleep, now: options.now, onOver: () => this.#waitOver() })
   }
 
+  /** Milliseconds left of the shared wait after a 429; 0 when there is none. */
+  get waitLeftMs(): number {
+    return this.#wait.leftMs
+  }
+
   /** Resolves when a request may be sent; call exactly one of settle, refuse or block afterwards. */
   async acquire(signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted()

@@ -18,6 +18,11 @@ export type {
   RateLimitStatus,
   ServiceErrorCode,
 } from './models.js'
-export type { CreatePetOptions, PetstoreClientOptions, RequestOptions } from './options.js'
+export type {
+  CreatePetOptions,
+  PetstoreClientOptions,
+  RequestOptions,
+  RetryNotice,
+} from './options.js'
 export type { RateLimitState } from './rate-limit-state.js'
 export type { ListOrdersOptions, OrderPage, PlaceOrderOptions, StoreClient } from './store.js'

@@ -1,4 +1,5 @@
 import type { PetstoreWarning } from './deprecation.js'
+import type { PetstoreError } from './errors.js'
 import { sleep } from './signals.js'
 
 /**
@@ -32,6 +33,11 @@ export interface PetstoreClientOptions {
   timeoutMs?: number
   /** Receives warnings, such as the use of the deprecated getPet. Default: `console.warn`. */
   onWarning?: (warning: PetstoreWarning) => void
+  /**
+   * Told before each retry, once the client knows how long it waits: for progress messages such as
+   * "rate limited; waiting 12 s". Default: nothing.
+   */
+  onRetry?: (retry: RetryNotice) => void
   /** The fetch to send requests with. Default: `globalThis.fetch`. */
   fetch?: (input: string, init: RequestInit) => Promise<Response>
   /** For tests and advanced use: waits `ms` milliseconds, or rejects when `signal` aborts. Default: timers. */
@@ -40,6 +46,16 @@ export interface PetstoreClientOptions {
   random?: () => number
   /** For tests and advanced use: milliseconds since the epoch. Default: `Date.now`. */
   now?: () => number
+}
+
+/** What `onRetry` is told before a call is sent again. */
+export interface RetryNotice {
+  /** Why: `code` `rate_limited` (Retry-After in `rateLimit.retryAfter`), `network_error`, a 5xx, ... */
+  error: PetstoreError
+  /** Milliseconds until it is sent again: after a 429, what is left of the wait every call shares. */
+  delayMs: number
+  /** Which retry of the call this is: 1 for the first. */
+  retry: number
 }
 
 /** Per call: cancel it with `signal`, or bound it with `timeoutMs` (overrides the client's). */
@@ -78,6 +94,7 @@ export function resolveOptions(options: PetstoreClientOptions): ResolvedOptions 
     maxRetryAfterMs: count('maxRetryAfterMs', options.maxRetryAfterMs, 120_000),
     timeoutMs: options.timeoutMs === undefined ? undefined : count('timeoutMs', options.timeoutMs, 0),
     onWarning: options.onWarning ?? ((warning) => console.warn(`petstore: ${warning.message}`)),
+    onRetry: options.onRetry ?? (() => {}),
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     sleep: options.sleep ?? sleep,
     random: options.random ?? Math.random,

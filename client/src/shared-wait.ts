@@ -21,6 +21,11 @@ export class SharedWait {
     return this.#until !== undefined
   }
 
+  /** Milliseconds left of the wait; 0 when there is none. */
+  get leftMs(): number {
+    return this.#until === undefined ? 0 : Math.max(0, this.#until - this.options.now())
+  }
+
   /** Starts a wait of `ms` from now; no timer runs until a call attends. */
   begin(ms: number): void {
     this.#until = this.options.now() + ms

@@ -51,7 +51,7 @@ export class Transport {
 
   /** Resolves with the 2xx response; throws a PetstoreError, or the signal's reason when it aborts. */
   async send(spec: RequestSpec, call: RequestOptions): Promise<Response> {
-    const { maxRetries, timeoutMs, sleep } = this.#options
+    const { maxRetries, timeoutMs, sleep, onRetry } = this.#options
     const signal = callSignal(call.signal, call.timeoutMs ?? timeoutMs)
     for (let retries = 0; ; retries++) {
       if (!spec.ungated) await this.#gate.acquire(signal)
@@ -61,7 +61,11 @@ export class Transport {
       const waitsAtGate = result.code === 'rate_limited' && !this.#tooLong(result)
       if (retries >= maxRetries || !(waitsAtGate || retryable(result, spec))) throw result
       // After a 429 the gate holds every call, this one included, for the shared wait.
-      if (!waitsAtGate) await sleep(retryDelay(retries, retryAfterMs(result), this.#backoff), signal)
+      const delayMs = waitsAtGate
+        ? this.#gate.waitLeftMs
+        : retryDelay(retries, retryAfterMs(result), this.#backoff)
+      onRetry({ error: result, delayMs, retry: retries + 1 })
+      if (!waitsAtGate) await sleep(delayMs, signal)
     }
   }
 

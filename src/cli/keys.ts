@@ -23,7 +23,10 @@ export const KEYS_HELP = `Usage: petstore keys <command>
   keys usage ID [--days N] [--json]
       Requests per UTC day by status class (2xx, 4xx, 429, 5xx); lags the traffic by a few seconds.
   keys revoke ID [--json]
-      Revokes a key; every instance refuses it from its next request on.`
+      Revokes a key; every instance refuses it from its next request on.
+
+Every keys command opens the database of DATABASE_URL. When DATABASE_URL is not set, the default
+./data/petstore.sqlite must exist already, or --create-db be given: no empty database appears by mistake.`
 
 type KeysCommand = (deps: Deps, args: string[], io: CliIo) => Promise<void>
 

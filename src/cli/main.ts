@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs'
 import { ConfigError, loadConfig } from '../config.js'
 import { AppError } from '../errors.js'
+import { VERSION } from '../version.js'
+import { describeDatabase, requireExistingDatabase } from './database.js'
 import { type CliIo, processIo, UsageError } from './io.js'
 import { KEYS_HELP, keysCommands } from './keys.js'
 import { PETS_HELP, runPetsCommand } from './pets.js'
@@ -13,13 +15,18 @@ Commands:
   keys      Issue, list and revoke API keys (petstore keys --help)
   pets      List, create and fetch pets through the API (PETSTORE_URL, PETSTORE_API_KEY; petstore pets --help)
 
-Every command reads its configuration from environment variables; see the README.`
+Options:
+  -h, --help       This text; petstore <command> --help tells of one command
+  -V, --version    The version of petstore
+
+Every command reads its configuration from environment variables; see the README. serve, migrate and
+keys name the database they use on stderr.`
 
 const COMMAND_HELP: Record<string, string> = {
   serve:
     'Usage: petstore serve\n\nRuns the service until SIGTERM or SIGINT, then finishes in-flight requests and exits 0.',
   migrate:
-    'Usage: petstore migrate\n\nBrings the database named by DATABASE_URL to the latest schema version.',
+    'Usage: petstore migrate\n\nBrings the database named by DATABASE_URL to the latest schema version, creating it if need be.',
   keys: KEYS_HELP,
   pets: PETS_HELP,
 }
@@ -30,6 +37,10 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   if (!command || command === 'help' || command === '--help' || command === '-h') {
     io.out(HELP)
     return command ? 0 : 2
+  }
+  if (command === '--version' || command === '-V') {
+    io.out(VERSION)
+    return 0
   }
   const help = COMMAND_HELP[command]
   if (!help) {
@@ -51,7 +62,12 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
 }
 
 async function runCommand(command: string, args: string[], io: CliIo): Promise<number> {
+  const keys = command === 'keys' ? parseKeysLine(args) : undefined
   const config = loadConfig(io.env)
+  // serve and migrate may create the database; keys only one that was named, or when asked to.
+  if (keys && !keys.createDb) requireExistingDatabase(config.database, io.env)
+  // On stderr, as the logs are, so that stdout holds only the command's output (--json stays parseable).
+  io.err(`petstore: database ${describeDatabase(config.database)}`)
   // The server's modules load here, not on top: `pets` and `--help` start without them, in a tenth of the time.
   if (command === 'serve') {
     const { serveUntilSignalled } = await import('../server.js')
@@ -59,21 +75,22 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
     return 0
   }
   const [{ createDeps }, { default: pino }] = await Promise.all([import('../deps.js'), import('pino')])
-  // Logs go to stderr so that stdout holds only the command's output (--json stays parseable).
   const deps = await createDeps(config, { logDestination: pino.destination(2) })
   try {
-    if (command === 'migrate') {
-      io.out('The database schema is up to date.')
-      return 0
-    }
-    const [sub, ...subArgs] = args
-    const run = sub === undefined ? undefined : keysCommands[sub]
-    if (!run) throw new UsageError(`keys needs one of: ${Object.keys(keysCommands).join(', ')}`)
-    await run(deps, subArgs, io)
+    if (keys) await keys.run(deps, keys.args, io)
+    else io.out('The database schema is up to date.')
     return 0
   } finally {
     await deps.close()
   }
+}
+
+/** `keys <command> [options]`: the command and its own arguments; `--create-db` may stand anywhere. */
+function parseKeysLine(args: string[]) {
+  const [command, ...rest] = args.filter((arg) => arg !== '--create-db')
+  const run = command === undefined ? undefined : keysCommands[command]
+  if (!run) throw new UsageError(`keys needs one of: ${Object.keys(keysCommands).join(', ')}`)
+  return { run, args: rest, createDb: args.includes('--create-db') }
 }
 
 function reportFailure(error: unknown, io: CliIo): number {

@@ -8,6 +8,7 @@ import {
 } from '@petstore/client'
 import { parseInteger } from '../integer.js'
 import { type CliIo, formatTable, UsageError } from './io.js'
+import { describeNetworkError } from './network-errors.js'
 
 const DEFAULT_URL = 'http://127.0.0.1:8080/v1'
 const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold']
@@ -15,7 +16,7 @@ const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold']
 export const PETS_HELP = `Usage: petstore pets <command>
 
 Calls the API at PETSTORE_URL (default ${DEFAULT_URL}) with the key in PETSTORE_API_KEY, through
-@petstore/client: 429s are waited out, network errors retried. No database is needed.
+@petstore/client: 429s are waited out (saying so on stderr), network errors retried. No database is needed.
 
   pets list [--status available|pending|sold] [--limit N] [--cursor C | --all] [--json]
       One page of pets in id order, and the command for the next page; --all walks every page.
@@ -37,29 +38,50 @@ export async function runPetsCommand(args: string[], io: CliIo): Promise<number>
   const [sub, ...rest] = args
   const run = sub === undefined ? undefined : petsCommands[sub]
   if (!run) throw new UsageError(`pets needs one of: ${Object.keys(petsCommands).join(', ')}`)
+  const { baseUrl, apiKey } = apiFromEnv(io)
   try {
-    await run(clientFromEnv(io), rest, io)
+    await run(createCliClient(baseUrl, apiKey, io), rest, io)
     return 0
   } catch (error) {
     if (!(error instanceof PetstoreError)) throw error
+    if (error.code === 'network_error') {
+      io.err(`petstore: cannot reach ${baseUrl} (${describeNetworkError(error)})`)
+      return 1
+    }
     const request = error.requestId ? ` (request ${error.requestId})` : ''
     io.err(`petstore: ${error.code}: ${error.message}${request}`)
     return 1
   }
 }
 
-function clientFromEnv(io: CliIo): PetstoreClient {
+function apiFromEnv(io: CliIo): { baseUrl: string; apiKey: string } {
   const baseUrl = io.env.PETSTORE_URL || DEFAULT_URL
   const apiKey = io.env.PETSTORE_API_KEY
   if (!apiKey) throw new UsageError('set PETSTORE_API_KEY to an API key (petstore keys create)')
   if (!/^https?:\/\/.+\/v1\/?$/.test(baseUrl) || !URL.canParse(baseUrl)) {
     throw new UsageError(`PETSTORE_URL must be an http(s) address ending in /v1, like ${DEFAULT_URL}`)
   }
+  return { baseUrl, apiKey }
+}
+
+/** The client, telling the person at the terminal about deprecations and about every rate-limit wait. */
+function createCliClient(baseUrl: string, apiKey: string, io: CliIo): PetstoreClient {
   return createPetstoreClient({
     baseUrl,
     apiKey,
     onWarning: (warning) => io.err(`petstore: warning: ${warning.message}`),
+    onRetry: ({ error, delayMs }) => {
+      if (error.code !== 'rate_limited') return
+      const asked =
+        error.rateLimit.retryAfter === undefined ? '' : ` (Retry-After: ${error.rateLimit.retryAfter} s)`
+      io.err(`petstore: rate limited; waiting ${seconds(delayMs)} s${asked} before retrying`)
+    },
   })
+}
+
+/** `1.3` under ten seconds, whole seconds above. */
+function seconds(ms: number): string {
+  return ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000))
 }
 
 async function listPets(client: PetstoreClient, args: string[], io: CliIo): Promise<void> {
