@@ -152,11 +152,11 @@ describe('the document, beyond what the OpenAPI linters check', () => {
     })
     expect(document.components.schemas.Pets).toMatchObject({
       type: 'array',
-      items: { $ref: '#/components/schemas/Pet' },
+      items: { $ref: '#/components/schemas/Pet', type: 'object' },
     })
     expect(document.components.schemas.Orders).toMatchObject({
       type: 'array',
-      items: { $ref: '#/components/schemas/Order' },
+      items: { $ref: '#/components/schemas/Order', type: 'object' },
     })
   })
 

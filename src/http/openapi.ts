@@ -184,8 +184,33 @@ function documentFor(document: unknown, config: Config, baseUrl: string): Record
     } else if (url !== here.url) servers.push({ url, description })
     else here.description = description
   }
-  const { paths = {}, ...rest } = document as { paths?: Record<string, unknown> }
-  return { ...rest, servers, paths: relativeToServers(paths) }
+  const {
+    paths = {},
+    components,
+    ...rest
+  } = document as { paths?: Record<string, unknown>; components?: Components }
+  return { ...rest, servers, paths: relativeToServers(paths), components: withTypedArrayItems(components) }
+}
+
+type Schema = { type?: string; items?: Schema; $ref?: string }
+type Components = { schemas?: Record<string, Schema> }
+
+/**
+ * `Pets` and `Orders` are arrays of `$ref`s, which the docs page labels `array<any>` until a reader opens
+ * them (Swagger UI infers a type only from the keywords it sees). Beside each such `$ref` the document
+ * states the type of the schema it names (OpenAPI 3.1 allows keywords beside `$ref`), so they read
+ * `array<object>` at once. The routes' own schemas, which validate and serialize, are not touched.
+ */
+function withTypedArrayItems(components: Components | undefined): Components | undefined {
+  const schemas = components?.schemas
+  if (!schemas) return components
+  const typeOf = (ref: string) => schemas[ref.slice(ref.lastIndexOf('/') + 1)]?.type
+  const typed = Object.entries(schemas).map(([name, schema]) => {
+    const ref = schema.type === 'array' ? schema.items?.$ref : undefined
+    const type = ref && typeOf(ref)
+    return [name, type ? { ...schema, items: { ...schema.items, type } } : schema]
+  })
+  return { ...components, schemas: Object.fromEntries(typed) }
 }
 
 /**
