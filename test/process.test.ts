@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
-import { freePort, get, serviceFixture, waitUntilHealthy } from './service-process.js'
+import { freePort, get, logLine, serviceFixture, waitUntilHealthy } from './service-process.js'
 
 const fixture = serviceFixture()
 const startService = fixture.start
@@ -42,6 +42,12 @@ describe('a good start', () => {
     const tables = db.prepare("select name from sqlite_master where type = 'table'").pluck().all()
     db.close()
     expect(tables).toEqual(expect.arrayContaining(['pets', 'api_keys', 'idempotency_keys']))
+  })
+
+  it('logs once which database it serves from, by its absolute path', async () => {
+    const service = await startService({ LOG_LEVEL: 'info' })
+    const database = `sqlite:${join(fixture.state.dir, 'petstore.sqlite')}`
+    await logLine(service, (line) => line.msg === 'serving from this database' && line.database === database)
   })
 })
 

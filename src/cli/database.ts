@@ -3,15 +3,6 @@ import { resolve } from 'node:path'
 import type { DatabaseConfig } from '../config.js'
 import { type CliIo, UsageError } from './io.js'
 
-/** The database a command uses, for the one line it prints: an absolute SQLite path, or the URL with no password. */
-export function describeDatabase(database: DatabaseConfig): string {
-  if (database.kind === 'sqlite') return `sqlite:${resolve(database.path)}`
-  const url = new URL(database.url)
-  if (url.password) url.password = '***'
-  if (url.searchParams.has('password')) url.searchParams.set('password', '***')
-  return url.href
-}
-
 /**
  * Refuses the default SQLite file (DATABASE_URL not set) when it does not exist: a keys command run in
  * another folder than the service's would create an empty database there and issue keys no service reads.

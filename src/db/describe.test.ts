@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../config.js'
-import { describeDatabase } from './database.js'
+import { describeDatabase } from './describe.js'
 
 const describeUrl = (url: string) => describeDatabase(loadConfig({ DATABASE_URL: url }).database)
 
