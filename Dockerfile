@@ -1,10 +1,14 @@
 # syntax=docker/dockerfile:1
 # Petstore in a container: `docker build -t petstore .` then
 # `docker run -p 8080:8080 -v petstore-data:/data petstore` (SQLite in the volume), or `docker compose up`
-# (PostgreSQL, Redis, two instances behind a load balancer: compose.yaml). Node 24, the current LTS line.
+# (PostgreSQL, Redis, two instances behind a load balancer: compose.yaml). Node 24, the current LTS line,
+# held at 24.18: from 24.19 on, Node aborts when it frees a better-sqlite3 12 statement outside JavaScript (at
+# exit, or in an idle garbage collection; nodejs/node#65446). better-sqlite3 13 avoids it but needs Node 22+,
+# and this service still supports Node 20. `--build-arg NODE_IMAGE=node:22-slim` (or 26) works as well.
+ARG NODE_IMAGE=node:24.18-slim
 
 # Build: compiles better-sqlite3 (toolchain here only) and the TypeScript, then drops the dev dependencies.
-FROM node:24-slim AS build
+FROM ${NODE_IMAGE} AS build
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
@@ -20,7 +24,7 @@ COPY bin/ bin/
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Run: no toolchain, no sources, not root.
-FROM node:24-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { describeDatabase } from './db/describe.js'
+import { sqliteOnNodeWarning } from './db/node-support.js'
 import { createDeps } from './deps.js'
 import { drain } from './http/drain.js'
 import { registerMetricsRoute } from './http/metrics.js'
@@ -21,6 +22,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await app.listen({ port: config.port, host: config.host })
     // Which database this instance serves, once: the first thing to check when "my key is unknown".
     deps.logger.info({ database: describeDatabase(config.database) }, 'serving from this database')
+    const warning = config.database.kind === 'sqlite' ? sqliteOnNodeWarning() : undefined
+    if (warning) deps.logger.warn(warning)
     if (config.metricsPort !== undefined) {
       const metricsApp = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger })
       registerMetricsRoute(metricsApp, deps.metrics)

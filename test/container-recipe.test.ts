@@ -5,7 +5,7 @@ import { CONFIG_VARIABLES } from '../src/config.schema.js'
 
 /**
  * The container recipe, checked as far as it can be without a Docker engine (none exists here): the
- * Dockerfile's promises (multi-stage on Node 24 slim, not root, a health check on /healthz, exec form, a
+ * Dockerfile's promises (multi-stage on Node 24.18 slim, not root, a health check on /healthz, exec form, a
  * volume for the SQLite file), compose.yaml's services, ports and health checks, and that every variable
  * it sets is one the service reads.
  */
@@ -19,16 +19,19 @@ const instructions = dockerfile
 const compose = YAML.parse(readFileSync('compose.yaml', 'utf8'), { merge: true })
 const haproxy = readFileSync('deploy/haproxy.cfg', 'utf8')
 const variables = new Set(CONFIG_VARIABLES.map(([name]) => name))
+/** Both stages start from the image the NODE_IMAGE build argument names. */
+const FROM_IMAGE = 'FROM $' + '{NODE_IMAGE}'
 
 describe('Dockerfile', () => {
-  test('builds in one stage and runs in another, both on Node 24 slim', () => {
+  test('builds in one stage and runs in another, both on Node 24 slim (24.18: see the Dockerfile)', () => {
+    expect(instructions[0]).toBe('ARG NODE_IMAGE=node:24.18-slim')
     const from = instructions.filter((line) => line.startsWith('FROM '))
-    expect(from).toEqual(['FROM node:24-slim AS build', 'FROM node:24-slim'])
+    expect(from).toEqual([`${FROM_IMAGE} AS build`, FROM_IMAGE])
     expect(instructions).toContain('COPY --from=build /app/dist/ dist/')
   })
 
   test('runs as a user that is not root, with the SQLite file in a volume', () => {
-    const runStage = instructions.slice(instructions.indexOf('FROM node:24-slim'))
+    const runStage = instructions.slice(instructions.indexOf(FROM_IMAGE))
     expect(runStage).toContain('USER node')
     expect(runStage).toContain('VOLUME ["/data"]')
     const env = runStage.find((line) => line.startsWith('ENV ')) ?? ''
