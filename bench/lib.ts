@@ -10,7 +10,7 @@ import { createApiKeyService } from '../src/api-keys/api-keys.service.js'
 import { systemClock } from '../src/clock.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { openSqlite } from '../src/db/sqlite.js'
-import { compactStatusCounts } from '../src/orders/inventory.js'
+import { compactStatusCounts } from '../src/orders/inventory.repository.js'
 import { rssMB } from './rss.js'
 
 const STATUSES = ['available', 'pending', 'sold', null] as const

@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config.js'
 import { connectDatabase } from '../src/db/connect.js'
 import type { DbHandle } from '../src/db/handle.js'
 import { createMigrator, migrateToLatest } from '../src/db/migrate.js'
-import { compactStatusCounts, readInventory } from '../src/orders/inventory.js'
+import { compactStatusCounts, readInventory } from '../src/orders/inventory.repository.js'
 import { createTestStores, FakeClock, type TestStores } from './helpers.js'
 
 /**

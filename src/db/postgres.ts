@@ -113,6 +113,8 @@ const UNAVAILABLE_CODES = new Set([
   '53300', // too_many_connections
   '57014', // query_canceled: the statement timeout
   '55P03', // lock_not_available: the lock timeout
+  '40P01', // deadlock_detected: PostgreSQL rolled this transaction back; a retry may succeed
+  '40001', // serialization_failure: likewise
   '53100', // disk_full
   '53200', // out_of_memory
   '58030', // io_error

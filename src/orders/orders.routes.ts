@@ -7,7 +7,7 @@ import { callerKeyOf } from '../http/guard.js'
 import { countHeader, publicUrlOf } from '../http/public-url.js'
 import { CreatePetHeaders } from '../pets/pets.responses.js'
 import { ref } from '../schema-ref.js'
-import type { InventoryCounter } from './inventory.js'
+import type { InventoryCounter } from './inventory.service.js'
 import {
   Inventory,
   ListOrdersQuery,

@@ -8,7 +8,7 @@ type AnyDb = Kysely<any>
  * appends a +1 or a -1 row to `pet_status_counts`, from a trigger, in the same transaction as the change.
  * Appending (rather than updating one counter row per status) means two writers never wait for each other's
  * counter row, so concurrent orders on PostgreSQL cannot contend or deadlock on it. The inventory is the sum
- * per status; `compactStatusCounts` (pets/status-counts.ts) folds the rows into one per status now and then.
+ * per status; `compactStatusCounts` (orders/inventory.repository.ts) folds the rows into one per status now and then.
  */
 export async function up(db: AnyDb): Promise<void> {
   // PostgreSQL runs each migration in a transaction; SQLite's migrator does not, so it gets one here: a
@@ -19,6 +19,10 @@ export async function up(db: AnyDb): Promise<void> {
 
 async function create(db: AnyDb): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter
+  // The strongest lock this migration needs (for dropping the index), taken first: raising a weaker one later
+  // (the triggers') deadlocks with a previous version's transaction that read pets and then writes them.
+  // Writers of pets wait for the migration (a count over pets: well under a second at a million rows).
+  if (postgres) await sql`lock table pets in access exclusive mode`.execute(db)
   await db.schema
     .createTable('pet_status_counts')
     .addColumn('id', postgres ? 'bigint' : 'integer', (col) =>
@@ -27,7 +31,7 @@ async function create(db: AnyDb): Promise<void> {
     .addColumn('status', 'text', (col) => col.notNull())
     .addColumn('count', postgres ? 'bigint' : 'integer', (col) => col.notNull())
     .execute()
-  // Triggers first: on PostgreSQL creating one locks out writers of `pets` until this transaction commits.
+  // Triggers, then the seed, with writers of `pets` locked out until this transaction commits.
   await (postgres ? createPostgresTriggers(db) : createSqliteTriggers(db))
   await sql`
     insert into pet_status_counts (status, count)
@@ -83,14 +87,28 @@ async function createPostgresTriggers(db: AnyDb): Promise<void> {
     when (old.status is distinct from new.status or old.deleted_at is distinct from new.deleted_at)
     execute function pets_count_status()
   `.execute(db)
+  // Row triggers do not fire on TRUNCATE (SQLite has none: its DELETE fires them).
+  await sql`
+    create function pets_count_truncate() returns trigger language plpgsql as $$
+    begin
+      delete from pet_status_counts;
+      return null;
+    end
+    $$
+  `.execute(db)
+  await sql`
+    create trigger pets_count_truncate after truncate on pets
+    for each statement execute function pets_count_truncate()
+  `.execute(db)
 }
 
 export async function down(db: AnyDb): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter
   if (postgres) {
-    await sql`drop trigger pets_count_insert_delete on pets`.execute(db)
-    await sql`drop trigger pets_count_update on pets`.execute(db)
+    for (const name of ['pets_count_insert_delete', 'pets_count_update', 'pets_count_truncate'])
+      await sql`drop trigger ${sql.id(name)} on pets`.execute(db)
     await sql`drop function pets_count_status()`.execute(db)
+    await sql`drop function pets_count_truncate()`.execute(db)
   } else {
     for (const name of ['pets_count_insert', 'pets_count_delete', 'pets_count_update'])
       await sql`drop trigger ${sql.id(name)}`.execute(db)

@@ -1,0 +1,42 @@
+import type { Logger } from 'pino'
+import { createFreshCache } from '../db/fresh-cache.js'
+import type { DbHandle } from '../db/handle.js'
+import { compactStatusCounts, readInventory, statusCountRows } from './inventory.repository.js'
+import type { Inventory } from './orders.schemas.js'
+
+/** How often each instance looks whether the counts need folding, and from how many rows it folds them. */
+export const COMPACT_INTERVAL_MS = 1_000
+export const COMPACT_FROM_ROWS = 256
+
+export type InventoryCounter = ReturnType<typeof createInventoryCounter>
+
+/** Reads the inventory (kept while SQLite's change token holds) and folds the counts every second. */
+export function createInventoryCounter(deps: { handle: DbHandle; logger: Logger }) {
+  const { handle, logger } = deps
+  const cache = createFreshCache<Inventory>(handle.changeToken, 1)
+  let compacting: Promise<void> | undefined
+
+  async function compactIfLong(): Promise<void> {
+    if ((await statusCountRows(handle.db)) >= COMPACT_FROM_ROWS) await compactStatusCounts(handle)
+  }
+
+  const timer = setInterval(() => {
+    compacting ??= compactIfLong()
+      .catch((error) => logger.warn({ err: error }, 'folding the inventory counts failed'))
+      .finally(() => {
+        compacting = undefined
+      })
+  }, COMPACT_INTERVAL_MS)
+  timer.unref()
+
+  return {
+    async read(): Promise<Inventory> {
+      const { value, token } = cache.lookup('all')
+      return value ?? cache.store('all', token, await readInventory(handle.db))
+    },
+    async close(): Promise<void> {
+      clearInterval(timer)
+      await compacting
+    },
+  }
+}
