@@ -40,8 +40,9 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
-# The image has no curl: node's fetch asks /healthz (the process is up; /readyz is for the balancer).
+# The image has no curl: node's fetch asks /healthz on PORT (the process is up; /readyz is for the balancer).
+# HOST must then include the loopback interface (0.0.0.0, the default here, does).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself, so `docker stop` drains (PETSTORE_DRAIN_SECONDS).
 CMD ["node", "dist/main.js"]

@@ -93,6 +93,14 @@ describe('loadConfig', () => {
     expect(load).toThrow(new RegExp(`^${name} .*\\(got ".*"\\)$`))
   })
 
+  test('a URL that is refused is named without its password', () => {
+    // An unencoded `/` in the password: the value does not parse, and must still not be echoed whole.
+    const load = () => loadConfig({ DATABASE_URL: 'postgres://shop:s3cr/et@db/petstore' })
+    expect(load).toThrow(ConfigError)
+    expect(load).toThrow(/\(got "postgres:\/\/shop:\*\*\*@db\/petstore"\)$/)
+    expect(load).not.toThrow(/s3cr/)
+  })
+
   test('a postgres:// DATABASE_URL takes its pool size and the database deadline', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://db.example/petstore', PETSTORE_DB_POOL_SIZE: '4' })
     expect(config.database).toEqual({

@@ -6,6 +6,7 @@ import type { Static } from 'typebox'
 import Value from 'typebox/value'
 import { CONFIG_VARIABLES, type ConfigSchema, FORMATS, listOf, type VariableSchema } from './config.schema.js'
 import { parseInteger } from './integer.js'
+import { redactUrl } from './redact-url.js'
 
 type Variables = Static<typeof ConfigSchema>
 export type Environment = Variables['PETSTORE_ENV']
@@ -15,7 +16,8 @@ export type DatabaseConfig = Config['database']
 
 export class ConfigError extends Error {
   constructor(variable: string, expectation: string, value: string) {
-    super(`${variable} ${expectation} (got ${JSON.stringify(value)})`)
+    // A URL's password never reaches the terminal or the logs, even in a value that does not parse.
+    super(`${variable} ${expectation} (got ${JSON.stringify(redactUrl(value))})`)
     this.name = 'ConfigError'
   }
 }

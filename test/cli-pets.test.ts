@@ -153,6 +153,7 @@ describe('failures', () => {
     ['a non-numeric category', ['create', '--name', 'Rex', '--category-id', 'one'], {}],
     ['no PETSTORE_API_KEY', ['list'], { PETSTORE_API_KEY: '' }],
     ['a PETSTORE_URL without /v1', ['list'], { PETSTORE_URL: 'http://127.0.0.1:1' }],
+    ['a PETSTORE_URL with a password', ['list'], { PETSTORE_URL: 'http://u:s3cret@127.0.0.1:1/v1' }],
   ])('exits 2 with one line on stderr for %s, and sends nothing', async (_case, args, env) => {
     const run = await pets(args, env)
     expect(run).toMatchObject({ code: 2, stdout: '' })

@@ -41,7 +41,7 @@ describe('Dockerfile', () => {
 
   test('checks /healthz and starts node in exec form, so SIGTERM reaches it', () => {
     const healthcheck = instructions.find((line) => line.startsWith('HEALTHCHECK ')) ?? ''
-    expect(healthcheck).toMatch(/CMD \[.*http:\/\/127\.0\.0\.1:8080\/healthz/)
+    expect(healthcheck).toContain("fetch('http://127.0.0.1:' + process.env.PORT + '/healthz')")
     const cmd = instructions.filter((line) => line.startsWith('CMD '))
     expect(cmd).toEqual(['CMD ["node", "dist/main.js"]'])
     expect(JSON.parse(cmd[0]?.slice(4) ?? '')).toEqual(['node', 'dist/main.js'])
@@ -53,6 +53,9 @@ describe('compose.yaml', () => {
     expect(Object.keys(compose.services).sort()).toEqual(['api1', 'api2', 'lb', 'postgres', 'redis'])
     for (const [name, service] of Object.entries<{ healthcheck?: { test: string[] } }>(compose.services))
       expect(service.healthcheck?.test, name).toEqual(expect.arrayContaining(['CMD']))
+    // Compose would read `${...}` as one of its own variables.
+    expect(readFileSync('compose.yaml', 'utf8')).not.toMatch(/(?<!\$)\$\{/)
+    expect(compose.services.api1.image).toBe('petstore:local')
     expect(compose.services.lb.ports).toEqual(['8080:8080'])
     for (const name of ['api1', 'api2']) {
       expect(compose.services[name].ports, `${name} is reached through the balancer only`).toBeUndefined()

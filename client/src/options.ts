@@ -35,7 +35,8 @@ export interface PetstoreClientOptions {
   onWarning?: (warning: PetstoreWarning) => void
   /**
    * Told before each retry, once the client knows how long it waits: for progress messages such as
-   * "rate limited; waiting 12 s". Default: nothing.
+   * "rate limited; waiting 12 s". Default: nothing. It is called after the rate-limit gate has learnt from
+   * the response, so a listener that throws only ends that call, with its own error.
    */
   onRetry?: (retry: RetryNotice) => void
   /** The fetch to send requests with. Default: `globalThis.fetch`. */

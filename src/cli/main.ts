@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { ConfigError, loadConfig } from '../config.js'
 import { describeDatabase } from '../db/describe.js'
+import { sqliteOnNodeWarning } from '../db/node-support.js'
 import { AppError } from '../errors.js'
 import { VERSION } from '../version.js'
 import { requireExistingDatabase } from './database.js'
@@ -69,6 +70,8 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
   if (keys && !keys.createDb) requireExistingDatabase(config.database, io.env)
   // On stderr, as the logs are, so that stdout holds only the command's output (--json stays parseable).
   io.err(`petstore: database ${describeDatabase(config.database)}`)
+  const warning = config.database.kind === 'sqlite' ? sqliteOnNodeWarning() : undefined
+  if (warning) io.err(`petstore: warning: ${warning}`)
   // The server's modules load here, not on top: `pets` and `--help` start without them, in a tenth of the time.
   if (command === 'serve') {
     const { serveUntilSignalled } = await import('../server.js')

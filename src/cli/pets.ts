@@ -61,6 +61,12 @@ function apiFromEnv(io: CliIo): { baseUrl: string; apiKey: string } {
   if (!/^https?:\/\/.+\/v1\/?$/.test(baseUrl) || !URL.canParse(baseUrl)) {
     throw new UsageError(`PETSTORE_URL must be an http(s) address ending in /v1, like ${DEFAULT_URL}`)
   }
+  const { username, password } = new URL(baseUrl)
+  if (username || password) {
+    throw new UsageError(
+      'PETSTORE_URL must not carry a user name or password: the API key goes in PETSTORE_API_KEY',
+    )
+  }
   return { baseUrl, apiKey }
 }
 
