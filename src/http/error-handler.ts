@@ -2,12 +2,12 @@ import type { FastifyError, FastifyInstance } from 'fastify'
 import { isDatabaseUnavailable } from '../db/connect.js'
 import { AppError } from '../errors.js'
 import { allowedMethods, decodedPathOf } from './api-paths.js'
+import { BODY_TOO_LARGE, NOT_JSON } from './error.schemas.js'
 
 /** Fastify's own errors, as the one sentence a client can act on. */
 const FRAMEWORK_ERRORS: Readonly<Record<string, () => AppError>> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('payload_too_large', 'the body must be at most 64 KiB'),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
-    new AppError('unsupported_media_type', 'Content-Type must be application/json'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('payload_too_large', BODY_TOO_LARGE),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new AppError('unsupported_media_type', NOT_JSON),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new AppError('invalid_request', 'Content-Length does not match the body sent'),
 }

@@ -75,6 +75,16 @@ export function errorResponse(cases: Partial<Record<ErrorCode, ErrorCase>>, head
   return { ...documented(ref(ErrorBody), description, headers), 'x-examples': examples }
 }
 
+/** What Fastify's body parser refuses, in the words error-handler.ts answers with. */
+export const BODY_TOO_LARGE = 'the body must be at most 64 KiB'
+export const NOT_JSON = 'Content-Type must be application/json'
+
+/** The refusals of every operation that takes a body. */
+export const BODY_ERRORS = {
+  413: errorResponse({ payload_too_large: { when: 'the body is over 64 KiB', message: BODY_TOO_LARGE } }),
+  415: errorResponse({ unsupported_media_type: { when: 'the body is not JSON', message: NOT_JSON } }),
+}
+
 /** What a `read` key gets from an operation that writes. */
 export const INSUFFICIENT_SCOPE = errorResponse(
   {

@@ -2,7 +2,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
-import { COMMON_ERRORS, documented, errorResponse, INSUFFICIENT_SCOPE } from '../http/error.schemas.js'
+import {
+  BODY_ERRORS,
+  COMMON_ERRORS,
+  documented,
+  errorResponse,
+  INSUFFICIENT_SCOPE,
+} from '../http/error.schemas.js'
 import { callerKeyOf } from '../http/guard.js'
 import { countHeader, publicUrlOf } from '../http/public-url.js'
 import { CreatePetHeaders } from '../pets/pets.responses.js'
@@ -26,12 +32,6 @@ const invalid = (message: string) =>
   })
 const NOT_FOUND = errorResponse({
   not_found: { when: 'the calling account has no order with this id', message: 'order 7 does not exist' },
-})
-const UNSUPPORTED = errorResponse({
-  unsupported_media_type: {
-    when: 'the body is not application/json',
-    message: 'Content-Type must be application/json',
-  },
 })
 const experimental = { tags: ['store'], 'x-stability': 'experimental' }
 
@@ -75,7 +75,7 @@ export function registerOrderRoutes(
               message: 'a request with this Idempotency-Key is in flight; retry shortly',
             },
           }),
-          415: UNSUPPORTED,
+          ...BODY_ERRORS,
           422: errorResponse({
             idempotency_key_reused: {
               when: 'the Idempotency-Key was used with another request',
@@ -180,7 +180,7 @@ export function registerOrderRoutes(
               message: 'order 7 is delivered: it cannot become cancelled',
             },
           }),
-          415: UNSUPPORTED,
+          ...BODY_ERRORS,
           ...COMMON_ERRORS,
         },
       },

@@ -1,6 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { COMMON_ERRORS, documented, errorResponse, INSUFFICIENT_SCOPE } from '../http/error.schemas.js'
+import {
+  BODY_ERRORS,
+  COMMON_ERRORS,
+  documented,
+  errorResponse,
+  INSUFFICIENT_SCOPE,
+} from '../http/error.schemas.js'
 import { ref } from '../schema-ref.js'
 import { etagOf, ifMatchVersions } from './pets.etag.js'
 import { BAD_PET_ID } from './pets.responses.js'
@@ -59,18 +65,7 @@ export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: P
               message: 'pet 42 changed since the ETag in If-Match: fetch it again',
             },
           }),
-          413: errorResponse({
-            payload_too_large: {
-              when: 'the body is over 64 KiB',
-              message: 'the body must be at most 64 KiB',
-            },
-          }),
-          415: errorResponse({
-            unsupported_media_type: {
-              when: 'the body is not JSON',
-              message: 'Content-Type must be application/json',
-            },
-          }),
+          ...BODY_ERRORS,
           ...COMMON_ERRORS,
         },
       },

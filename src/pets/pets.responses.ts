@@ -1,5 +1,11 @@
 import Type from 'typebox'
-import { COMMON_ERRORS, documented, errorResponse, INSUFFICIENT_SCOPE } from '../http/error.schemas.js'
+import {
+  BODY_ERRORS,
+  COMMON_ERRORS,
+  documented,
+  errorResponse,
+  INSUFFICIENT_SCOPE,
+} from '../http/error.schemas.js'
 import { ref } from '../schema-ref.js'
 import { Pet, Pets } from './pets.schemas.js'
 
@@ -49,15 +55,7 @@ export const createPetResponses = {
       message: 'a request with this Idempotency-Key is in flight; retry shortly',
     },
   }),
-  413: errorResponse({
-    payload_too_large: { when: 'the body is over 64 KiB', message: 'the body must be at most 64 KiB' },
-  }),
-  415: errorResponse({
-    unsupported_media_type: {
-      when: 'the body is not application/json',
-      message: 'Content-Type must be application/json',
-    },
-  }),
+  ...BODY_ERRORS,
   422: errorResponse({
     idempotency_key_reused: {
       when: 'the Idempotency-Key was used with a different body',
