@@ -2,37 +2,21 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
-import {
-  BODY_ERRORS,
-  COMMON_ERRORS,
-  documented,
-  errorResponse,
-  INSUFFICIENT_SCOPE,
-} from '../http/error.schemas.js'
 import { callerKeyOf } from '../http/guard.js'
 import { countHeader, publicUrlOf } from '../http/public-url.js'
 import { CreatePetHeaders } from '../pets/pets.responses.js'
 import { ref } from '../schema-ref.js'
 import type { InventoryCounter } from './inventory.service.js'
 import {
-  Inventory,
-  ListOrdersQuery,
-  NewOrder,
-  Order,
-  OrderChange,
-  OrderParams,
-  Orders,
-} from './orders.schemas.js'
+  getOrderResponses,
+  inventoryResponses,
+  listOrdersResponses,
+  placeOrderResponses,
+  updateOrderResponses,
+} from './orders.responses.js'
+import { ListOrdersQuery, NewOrder, OrderChange, OrderParams } from './orders.schemas.js'
 import type { OrderService } from './orders.service.js'
 
-/** A 400 whose example carries one message of this operation. */
-const invalid = (message: string) =>
-  errorResponse({
-    invalid_request: { when: 'a parameter or the body breaks the rules; the message names it', message },
-  })
-const NOT_FOUND = errorResponse({
-  not_found: { when: 'the calling account has no order with this id', message: 'order 7 does not exist' },
-})
 const experimental = { tags: ['store'], 'x-stability': 'experimental' }
 
 /** Store orders and the inventory (CONTRACT §11, experimental). */
@@ -56,34 +40,7 @@ export function registerOrderRoutes(
         ...experimental,
         headers: CreatePetHeaders,
         body: ref(NewOrder),
-        response: {
-          201: documented(ref(Order), 'The order, `placed`.', {
-            'Idempotent-Replayed': {
-              type: 'string',
-              description: '`true` when an earlier request with this Idempotency-Key placed it.',
-            },
-          }),
-          400: invalid('petId is required'),
-          403: INSUFFICIENT_SCOPE,
-          409: errorResponse({
-            pet_unavailable: {
-              when: 'the animal is not available (or does not exist)',
-              message: 'pet 42 is pending: only an available pet can be ordered',
-            },
-            idempotency_key_in_use: {
-              when: 'a request with this Idempotency-Key is still in flight',
-              message: 'a request with this Idempotency-Key is in flight; retry shortly',
-            },
-          }),
-          ...BODY_ERRORS,
-          422: errorResponse({
-            idempotency_key_reused: {
-              when: 'the Idempotency-Key was used with another request',
-              message: 'this Idempotency-Key was used with another request; use a new key',
-            },
-          }),
-          ...COMMON_ERRORS,
-        },
+        response: placeOrderResponses,
       },
     },
     async (request, reply) => {
@@ -111,16 +68,7 @@ export function registerOrderRoutes(
           '`status` when given; the next page is linked from the `Link: rel="next"` header.',
         ...experimental,
         querystring: ListOrdersQuery,
-        response: {
-          200: documented(ref(Orders), 'A page of orders in ascending id order.', {
-            Link: {
-              type: 'string',
-              description: 'RFC 8288 `<...>; rel="next"` to the next page; absent on the last.',
-            },
-          }),
-          400: invalid('limit must be an integer from 1 to 100'),
-          ...COMMON_ERRORS,
-        },
+        response: listOrdersResponses,
       },
     },
     async (request, reply) => {
@@ -146,12 +94,7 @@ export function registerOrderRoutes(
           'not exist.',
         ...experimental,
         params: OrderParams,
-        response: {
-          200: documented(ref(Order), 'The order.'),
-          400: invalid('orderId must be an integer from 1 to 9007199254740991'),
-          404: NOT_FOUND,
-          ...COMMON_ERRORS,
-        },
+        response: getOrderResponses,
       },
     },
     async (request) => orders.getOrder(callerKeyOf(request).id, request.params.orderId),
@@ -169,20 +112,7 @@ export function registerOrderRoutes(
         ...experimental,
         params: OrderParams,
         body: ref(OrderChange),
-        response: {
-          200: documented(ref(Order), 'The order as changed.'),
-          400: invalid('status must be one of placed, approved, delivered, cancelled'),
-          403: INSUFFICIENT_SCOPE,
-          404: NOT_FOUND,
-          409: errorResponse({
-            invalid_transition: {
-              when: 'the order cannot move there from its status (named)',
-              message: 'order 7 is delivered: it cannot become cancelled',
-            },
-          }),
-          ...BODY_ERRORS,
-          ...COMMON_ERRORS,
-        },
+        response: updateOrderResponses,
       },
     },
     async (request) =>
@@ -199,7 +129,7 @@ export function registerOrderRoutes(
           'Counts all the animals of the store (not only those the calling account ordered) by status; ' +
           'animals without a status are not counted.',
         ...experimental,
-        response: { 200: documented(ref(Inventory), 'Counts over all animals.'), ...COMMON_ERRORS },
+        response: inventoryResponses,
       },
     },
     async () => inventory.read(),

@@ -1,0 +1,87 @@
+import {
+  BODY_ERRORS,
+  COMMON_ERRORS,
+  documented,
+  errorResponse,
+  INSUFFICIENT_SCOPE,
+} from '../http/error.schemas.js'
+import { ref } from '../schema-ref.js'
+import { Inventory, Order, Orders } from './orders.schemas.js'
+
+/** The documented responses of the store's operations (orders.routes.ts), with an example per error code. */
+
+/** A 400 whose example carries one message of this operation. */
+const invalid = (message: string) =>
+  errorResponse({
+    invalid_request: { when: 'a parameter or the body breaks the rules; the message names it', message },
+  })
+const NOT_FOUND = errorResponse({
+  not_found: { when: 'the calling account has no order with this id', message: 'order 7 does not exist' },
+})
+
+export const placeOrderResponses = {
+  201: documented(ref(Order), 'The order, `placed`.', {
+    'Idempotent-Replayed': {
+      type: 'string',
+      description: '`true` when an earlier request with this Idempotency-Key placed it.',
+    },
+  }),
+  400: invalid('petId is required'),
+  403: INSUFFICIENT_SCOPE,
+  409: errorResponse({
+    pet_unavailable: {
+      when: 'the animal is not available (or does not exist)',
+      message: 'pet 42 is pending: only an available pet can be ordered',
+    },
+    idempotency_key_in_use: {
+      when: 'a request with this Idempotency-Key is still in flight',
+      message: 'a request with this Idempotency-Key is in flight; retry shortly',
+    },
+  }),
+  ...BODY_ERRORS,
+  422: errorResponse({
+    idempotency_key_reused: {
+      when: 'the Idempotency-Key was used with another request',
+      message: 'this Idempotency-Key was used with another request; use a new key',
+    },
+  }),
+  ...COMMON_ERRORS,
+}
+
+export const listOrdersResponses = {
+  200: documented(ref(Orders), 'A page of orders in ascending id order.', {
+    Link: {
+      type: 'string',
+      description: 'RFC 8288 `<...>; rel="next"` to the next page; absent on the last.',
+    },
+  }),
+  400: invalid('limit must be an integer from 1 to 100'),
+  ...COMMON_ERRORS,
+}
+
+export const getOrderResponses = {
+  200: documented(ref(Order), 'The order.'),
+  400: invalid('orderId must be an integer from 1 to 9007199254740991'),
+  404: NOT_FOUND,
+  ...COMMON_ERRORS,
+}
+
+export const updateOrderResponses = {
+  200: documented(ref(Order), 'The order as changed.'),
+  400: invalid('status must be one of placed, approved, delivered, cancelled'),
+  403: INSUFFICIENT_SCOPE,
+  404: NOT_FOUND,
+  409: errorResponse({
+    invalid_transition: {
+      when: 'the order cannot move there from its status (named)',
+      message: 'order 7 is delivered: it cannot become cancelled',
+    },
+  }),
+  ...BODY_ERRORS,
+  ...COMMON_ERRORS,
+}
+
+export const inventoryResponses = {
+  200: documented(ref(Inventory), 'Counts over all animals.'),
+  ...COMMON_ERRORS,
+}
