@@ -77,6 +77,16 @@ describe('placing an order', () => {
     expect((await order((await newPet()).id, key, headers)).statusCode).toBe(422)
   })
 
+  test('five concurrent orders with one Idempotency-Key: one order, four replays, never a 409', async () => {
+    const pet = await newPet()
+    const headers = { 'idempotency-key': 'buy-once' }
+    const responses = await Promise.all(Array.from({ length: 5 }, () => order(pet.id, key, headers)))
+    expect(responses.map((response) => response.statusCode)).toEqual([201, 201, 201, 201, 201])
+    expect(new Set(responses.map((response) => response.json().id)).size).toBe(1)
+    const replays = responses.filter((response) => response.headers['idempotent-replayed'] === 'true')
+    expect(replays).toHaveLength(4)
+  })
+
   test('a read key may look but not order', async () => {
     const reader = await t.issueKey('free', undefined, 'read')
     expect((await order((await newPet()).id, reader)).statusCode).toBe(403)

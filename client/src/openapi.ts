@@ -1861,7 +1861,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: `pet_unavailable`: the animal is not available (or does not exist); `idempotency_key_in_use`: a request with this Idempotency-Key is still in flight. */
+            /** @description Error: `pet_unavailable`: the animal is not available (or does not exist). */
             409: {
                 headers: {
                     /** @description Identifies the request; the one the client sent, if sane. */

@@ -28,14 +28,12 @@ export const placeOrderResponses = {
   }),
   400: invalid('petId is required'),
   403: INSUFFICIENT_SCOPE,
+  // No idempotency_key_in_use: the claim and the order commit together, so a concurrent retry waits for
+  // the first and gets its order back (orders.service.ts).
   409: errorResponse({
     pet_unavailable: {
       when: 'the animal is not available (or does not exist)',
       message: 'pet 42 is pending: only an available pet can be ordered',
-    },
-    idempotency_key_in_use: {
-      when: 'a request with this Idempotency-Key is still in flight',
-      message: 'a request with this Idempotency-Key is in flight; retry shortly',
     },
   }),
   ...BODY_ERRORS,
