@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino'
 import type { LogLevel } from './config.js'
+import { redactKeys } from './redact-keys.js'
 
 /** Paths that could carry an API key; pino replaces their values before a line is written. */
 const REDACTED = ['req.headers.authorization', 'headers.authorization', 'authorization', 'key', 'apiKey']
@@ -15,7 +16,12 @@ const FLUSH_INTERVAL_MS = 1000
  * second and when the process exits; a crash that kills the process (SIGKILL) loses at most that second.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
-  const options = { level, redact: { paths: REDACTED, censor: '[redacted]' } }
+  const options = {
+    level,
+    redact: { paths: REDACTED, censor: '[redacted]' },
+    // The last line of defence (CONTRACT §12): whatever a line says, nothing shaped like a key is written.
+    hooks: { streamWrite: redactKeys },
+  }
   if (destination || level === 'silent') return pino(options, destination)
   const stdout = pino.destination({ dest: 1, minLength: BUFFER_BYTES, sync: false })
   setInterval(() => stdout.flush(), FLUSH_INTERVAL_MS).unref()

@@ -62,3 +62,43 @@ test('a key sent in the query string never authenticates and never reaches a log
   }
   expect(logs.lines.join('\n')).not.toContain(issued.key)
 })
+
+test('a key anywhere else, in any spelling, is redacted from every log line and never echoed', async () => {
+  const caller = await t.deps.apiKeys.issueApiKey({ plan: 'pro' })
+  const leaked = await t.deps.apiKeys.issueApiKey({ plan: 'pro' })
+  const secret = leaked.key.slice('ps_live_'.length)
+  const encoded = `ps%5Flive%5F${secret}`
+  const placements: { url: string; headers?: Record<string, string> }[] = [
+    { url: `/v1/pets?api%5Fkey=${leaked.key}` },
+    { url: `/v1/pets?limit=1;api_key=${leaked.key}` },
+    { url: `/v1/pets?a=${leaked.key}` },
+    { url: `/v1/pets?a=${encoded}` },
+    { url: `/v1/pets?access_token%3D${leaked.key}` },
+    { url: `/v1/pets/${leaked.key}` },
+    { url: `/v1/${leaked.key}` },
+    { url: `/v1/${encoded}` },
+    { url: '/v1/pets', headers: { 'user-agent': `sync ${leaked.key}` } },
+    { url: '/v1/pets', headers: { 'x-request-id': leaked.key } },
+  ]
+  for (const authorization of [`Bearer ${caller.key}`, undefined]) {
+    for (const { url, headers } of placements) {
+      const response = await t.app.inject({
+        method: 'GET',
+        url,
+        headers: { ...headers, ...(authorization && { authorization }) },
+      })
+      expect(response.statusCode, url).toBeLessThan(500)
+      expect(JSON.stringify(response.headers), url).not.toContain(secret)
+      expect(response.body, url).not.toContain(secret)
+    }
+  }
+  const written = logs.lines.join('\n')
+  expect(written).not.toContain(secret)
+  expect(written).toContain('/v1/pets/[redacted]')
+  expect(written).toContain('"userAgent":"sync [redacted]"')
+})
+
+test('anything else that logs a key-shaped text has it redacted too', () => {
+  t.deps.logger.warn({ detail: `seen ps_test_${'x'.repeat(32)}` }, 'a warning')
+  expect(logs.lines.at(-1)).toContain('"detail":"seen [redacted]"')
+})

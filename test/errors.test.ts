@@ -189,8 +189,10 @@ describe('the other rows of the error table', () => {
     )
   })
 
-  test('an unknown route is 404 not_found', async () => {
-    await expectError({ method: 'GET', url: '/v1/stores' }, 404, 'not_found')
+  test('an unknown route is 404 not_found; under /v1 it needs a key first, like every API request', async () => {
+    await expectError({ method: 'GET', url: '/v1/stores' }, 401, 'unauthorized')
+    const auth = { authorization: `Bearer ${key}` }
+    await expectError({ method: 'GET', url: '/v1/stores', headers: auth }, 404, 'not_found')
     await expectError({ method: 'GET', url: '/nothing/here' }, 404, 'not_found')
   })
 

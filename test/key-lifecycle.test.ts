@@ -163,6 +163,19 @@ describe('GET /v1/rate_limit', () => {
     expect(banned.json().limits.minute).toMatchObject({ limit: 1, remaining: 0 })
   })
 
+  test('while banned, its headers and its body describe the same numbers: nothing left until the ban ends', async () => {
+    const { key } = await issue({ plan: 'enterprise', perMinute: 1, perDay: 100 })
+    for (let i = 0; i < 5; i++) await list(key)
+    const banned = await standing(key)
+    const { limits, bannedUntil } = banned.json()
+    // Each window admits again when the ban ends (the minute's own end comes sooner).
+    expect(limits.minute).toMatchObject({ remaining: 0, reset: bannedUntil })
+    expect(limits.day).toMatchObject({ remaining: 0, reset: bannedUntil })
+    expect(banned.headers['x-ratelimit-remaining']).toBe('0')
+    expect(banned.headers['x-ratelimit-reset']).toBe(String(bannedUntil))
+    expect(banned.headers['x-ratelimit-limit']).toBe(String(limits.minute.limit))
+  })
+
   test('without a valid key it is a 401 like any API request', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/v1/rate_limit' })
     expect(response.statusCode).toBe(401)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { EXPOSED_HEADERS } from '../src/app.js'
+import { EXPOSED_HEADERS } from '../src/http/cors.js'
 import { buildTestApp, onServices, type TestApp } from './helpers.js'
 
 let t: TestApp

@@ -262,17 +262,17 @@ export interface components {
                 minute: {
                     /** @description Requests allowed in the window. */
                     limit: number;
-                    /** @description Requests left in it now. */
+                    /** @description Requests left in it now (0 during a ban). */
                     remaining: number;
-                    /** @description Unix time in seconds at which the window ends. */
+                    /** @description Unix time in seconds at which the window admits requests again: its end, or the end of a ban if later. */
                     reset: number;
                 };
                 day: {
                     /** @description Requests allowed in the window. */
                     limit: number;
-                    /** @description Requests left in it now. */
+                    /** @description Requests left in it now (0 during a ban). */
                     remaining: number;
-                    /** @description Unix time in seconds at which the window ends. */
+                    /** @description Unix time in seconds at which the window admits requests again: its end, or the end of a ban if later. */
                     reset: number;
                 };
             };

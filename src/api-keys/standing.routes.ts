@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import Type from 'typebox'
 import { COMMON_ERRORS, documented } from '../http/error.schemas.js'
 import { callerKeyOf } from '../http/guard.js'
+import { windowsAsSeen } from '../rate-limit/windows.js'
 import { ref } from '../schema-ref.js'
 import { PLANS } from './api-keys.plans.js'
 import { SCOPES } from './api-keys.repository.js'
@@ -10,8 +11,11 @@ import { SCOPES } from './api-keys.repository.js'
 const RateLimitWindow = Type.Object(
   {
     limit: Type.Integer({ minimum: 1, description: 'Requests allowed in the window.' }),
-    remaining: Type.Integer({ minimum: 0, description: 'Requests left in it now.' }),
-    reset: Type.Integer({ description: 'Unix time in seconds at which the window ends.' }),
+    remaining: Type.Integer({ minimum: 0, description: 'Requests left in it now (0 during a ban).' }),
+    reset: Type.Integer({
+      description:
+        'Unix time in seconds at which the window admits requests again: its end, or the end of a ban if later.',
+    }),
   },
   { additionalProperties: false },
 )
@@ -40,8 +44,9 @@ const seconds = (ms: number) => Math.ceil(ms / 1000)
  */
 export function registerStandingRoute(app: FastifyInstance): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
-    '/v1/rate_limit',
+    '/rate_limit',
     {
+      config: { uncounted: true },
       schema: {
         operationId: 'getRateLimit',
         summary: "The calling key's plan, scope, expiry, rate-limit windows and ban",
@@ -62,8 +67,11 @@ export function registerStandingRoute(app: FastifyInstance): void {
     async (request) => {
       const apiKey = callerKeyOf(request)
       const decision = request.caller?.rateLimit
+      // The windows as the X-RateLimit-* headers of this response describe them (during a ban: nothing
+      // remains, and each resets when the ban ends if that is later).
+      const windows = decision ? windowsAsSeen(decision) : []
       const window = (name: string) => {
-        const found = decision?.windows.find((candidate) => candidate.name === name)
+        const found = windows.find((candidate) => candidate.name === name)
         if (!found) throw new Error(`the limiter gave no ${name} window`)
         return { limit: found.limit, remaining: found.remaining, reset: seconds(found.resetAt) }
       }

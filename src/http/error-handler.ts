@@ -1,7 +1,7 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import { isDatabaseUnavailable } from '../db/connect.js'
 import { AppError } from '../errors.js'
-import { allowedMethods, decodedPathOf } from './api-paths.js'
+import { redactKeys } from '../redact-keys.js'
 import { BODY_TOO_LARGE, NOT_JSON } from './error.schemas.js'
 
 /** Fastify's own errors, as the one sentence a client can act on. */
@@ -46,29 +46,60 @@ export function toAppError(error: unknown): AppError {
   )
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * The spec's Error body (CONTRACT §4) with the response's request id. The only place it is written: the
+ * error handler sends it, and a request Node refused before it became one (clientError) writes it to the
+ * socket. Nothing shaped like a key survives in the message.
+ */
+export function errorBodyOf(appError: AppError, requestId: string) {
+  return {
+    code: appError.code,
+    message: redactKeys(appError.message),
+    status: appError.status,
+    requestId,
+  }
+}
+
+/** Every error of every scope leaves here: the status, the error's own headers, the Error body. */
+export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error)
     if (appError.status >= 500) request.log.error({ reqId: request.id, err: error }, 'request failed')
-    return reply.code(appError.status).headers(appError.headers).send({
-      code: appError.code,
-      message: appError.message,
-      status: appError.status,
-      requestId: request.id,
-    })
+    return reply.code(appError.status).headers(appError.headers).send(errorBodyOf(appError, request.id))
   })
+}
 
-  // Unknown routes: a 405 with Allow when the path is known but the method is not, else 404.
-  app.setNotFoundHandler(async (request) => {
-    const path = decodedPathOf(request.url)
-    const shown = path.length > 100 ? `${path.slice(0, 100)}...` : path
-    const allow = allowedMethods(path)
+/**
+ * A scope's not-found handler: 405 with `Allow` when the router answers the path with other methods
+ * (`allowedMethods`, read from the routes), else 404. The handler runs after the scope's hooks, so an
+ * unknown path under /v1 is authenticated and counted like any API request.
+ */
+export function notFoundHandler(allowedMethods: (target: string) => string[] = () => []) {
+  return async (request: FastifyRequest): Promise<never> => {
+    const allow = allowedMethods(request.url)
+    const path = shownPath(request.url)
     // A method the path does answer, yet no route matched (an encoded slash, say): not found.
-    if (allow && !allow.split(', ').includes(request.method)) {
-      throw new AppError('method_not_allowed', `${request.method} is not allowed on ${shown}; use ${allow}`, {
-        allow,
-      })
+    if (allow.length > 0 && !allow.includes(request.method)) {
+      const methods = allow.join(', ')
+      throw new AppError(
+        'method_not_allowed',
+        `${request.method} is not allowed on ${path}; use ${methods}`,
+        {
+          allow: methods,
+        },
+      )
     }
-    throw new AppError('not_found', `there is no route ${request.method} ${shown}`)
-  })
+    throw new AppError('not_found', `there is no route ${request.method} ${path}`)
+  }
+}
+
+/** The path of a target as a message may show it: without query, decoded where it decodes, at most 100 characters. */
+function shownPath(target: string): string {
+  let path = target.split(/[?#]/, 1)[0] ?? ''
+  try {
+    path = decodeURIComponent(path)
+  } catch {
+    // Shown as sent.
+  }
+  return path.length > 100 ? `${path.slice(0, 100)}...` : path
 }

@@ -3,14 +3,11 @@ import { limitsFor } from '../api-keys/api-keys.plans.js'
 import type { ApiKey } from '../api-keys/api-keys.repository.js'
 import type { ApiKeyService } from '../api-keys/api-keys.service.js'
 import type { Clock } from '../clock.js'
-import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 import type { Decision, Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
 import { ipSubject, keySubject } from '../rate-limit/subjects.js'
-import { isApiRequest, STANDING_PATH } from './api-paths.js'
 import type { Metrics } from './metrics.js'
-import { isPublicSurface, limitPublicSurface, publicLimits } from './public-limit.js'
-import { hostLinesError } from './public-url.js'
+import { countHeader } from './public-url.js'
 import { retryAfterOf } from './reply.js'
 
 /** Who sent an API request, and what the limiter decided: set once by the guard, read by routes and headers. */
@@ -23,8 +20,12 @@ export interface Caller {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set on every request under /v1/pets that reached the limiter; null elsewhere. */
+    /** Set on every request of the API scope that reached the limiter; null elsewhere. */
     caller: Caller | null
+  }
+  interface FastifyContextConfig {
+    /** A route that only shows the caller's standing: looked at by the limiter, never counted. */
+    uncounted?: boolean
   }
 }
 
@@ -33,7 +34,6 @@ export interface GuardDeps {
   rateLimitStore: RateLimitStore
   clock: Clock
   metrics: Metrics
-  config: Pick<Config, 'publicPerMinute'>
 }
 
 const FREE_LIMITS = limitsFor('free')
@@ -42,24 +42,18 @@ const READ_METHODS = new Set(['GET', 'HEAD'])
 const BEARER = /^Bearer +(\S+) *$/i
 
 /**
- * The one step every API request passes (everything under /v1/pets, unknown methods and sub-paths
- * included): authenticate the bearer key, count the request (per key, or per client IP with the Free
- * numbers when the key is missing or refused, so 401s are counted and keys cannot be guessed at speed),
- * then refuse it (429, then 401) or let it through with `request.caller` set. Synchronous whenever the
- * key lookup and the limiter can answer from memory. The documentation surface is limited here too, per
- * client IP (public-limit.ts).
+ * The one step every request of the API scope passes (every route registered in it, and its not-found
+ * handler: unknown methods and sub-paths included): authenticate the bearer key, count the request (per
+ * key, or per client IP with the Free numbers when the key is missing or refused, so 401s are counted and
+ * keys cannot be guessed at speed), then refuse it (429, then 401) or let it through with
+ * `request.caller` set. It guards a request because of where its route is registered, never because of
+ * its path. Synchronous whenever the key lookup and the limiter can answer from memory.
  */
-export function registerGuard(app: FastifyInstance, deps: GuardDeps): void {
-  app.decorateRequest('caller', null)
-  const publicDeps = { ...deps, publicLimits: publicLimits(deps.config.publicPerMinute) }
-  app.addHook('onRequest', (request, _reply, done) => {
-    // Every request passes this hook, so the one check that concerns them all is made here too.
-    const badHost = hostLinesError(request)
-    if (badHost) return done(badHost)
-    const api = isApiRequest(request)
-    if (!api && !isPublicSurface(request)) return done()
+export function registerGuard(scope: FastifyInstance, deps: GuardDeps): void {
+  scope.decorateRequest('caller', null)
+  scope.addHook('onRequest', (request, _reply, done) => {
     try {
-      const pending = api ? guard(request, deps, request.ip) : limitPublicSurface(request, publicDeps)
+      const pending = guard(request, deps)
       if (pending) pending.then(() => done(), done)
       else done()
     } catch (error) {
@@ -69,13 +63,14 @@ export function registerGuard(app: FastifyInstance, deps: GuardDeps): void {
 }
 
 /**
- * The guard's decision for one request whose client is `ip`: sets `request.caller`, and throws the
- * refusal (429) or the authentication failure (401). Also used for requests the router refused.
+ * The guard's decision for one request: sets `request.caller`, and throws the refusal (429) or the
+ * authentication failure (401, or 400 for an ambiguous Authorization).
  */
-export function guard(request: FastifyRequest, deps: GuardDeps, ip: string): Promise<void> | undefined {
+function guard(request: FastifyRequest, deps: GuardDeps): Promise<void> | undefined {
+  const ip = request.ip
   let verified: ApiKey | Promise<ApiKey>
   try {
-    verified = deps.apiKeys.verifyApiKey(bearerToken(request.headers.authorization))
+    verified = deps.apiKeys.verifyApiKey(bearerToken(request))
   } catch (error) {
     return admit(request, deps, ip, null, authFailure(error))
   }
@@ -119,8 +114,15 @@ function admit(
   return undefined
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or the 401 that says what is wrong with it. */
-function bearerToken(authorization: string | undefined): string {
+/**
+ * The token of an `Authorization: Bearer <token>` header, or the error that says what is wrong with it.
+ * Node keeps only the first of repeated Authorization headers: two are refused, not guessed at (§12).
+ */
+function bearerToken(request: FastifyRequest): string {
+  const authorization = request.headers.authorization
+  if (authorization !== undefined && countHeader(request.raw.rawHeaders, 'authorization') > 1) {
+    throw new AppError('invalid_request', 'send the Authorization header once, with one API key')
+  }
   if (!authorization) {
     throw new AppError('unauthorized', 'an API key is required: send Authorization: Bearer <API key>', {
       'www-authenticate': 'Bearer',
@@ -137,6 +139,7 @@ function bearerToken(authorization: string | undefined): string {
 
 /** A refused key is a 401 with an RFC 6750 challenge; anything else (the database down) stays as it is. */
 function authFailure(error: unknown): AppError {
+  if (error instanceof AppError && error.code === 'invalid_request') return error
   if (!(error instanceof AppError) || error.code !== 'unauthorized') throw error
   if (error.headers['www-authenticate']) return error
   return new AppError('unauthorized', error.message, { 'www-authenticate': 'Bearer error="invalid_token"' })
@@ -148,9 +151,12 @@ function insufficientScope(method: string): AppError {
   })
 }
 
-/** Every API request with a key asks: the cheap look at the target comes first (routeOptions builds an object). */
+/**
+ * Whether the route only looks at the caller's standing (its config says `uncounted`). Every API request
+ * with a key asks: the cheap look at the target comes first (routeOptions builds an object).
+ */
 function isStandingRequest(request: FastifyRequest): boolean {
-  return request.url.includes('rate_limit') && request.routeOptions.url === STANDING_PATH
+  return request.url.includes('rate_limit') && request.routeOptions.config.uncounted === true
 }
 
 function refusal(decision: Exclude<Decision, { outcome: 'allowed' }>, who: string): AppError {

@@ -16,13 +16,10 @@ const DESCRIPTION = [
 ].join('\n\n')
 
 /**
- * The OpenAPI 3.1 document, generated from the routes' TypeBox schemas, at /v1/openapi.json, and an
- * interactive reference at /v1/docs whose assets are all served from here (the page fetches nothing
- * from other hosts). The document is rendered once per process and base address (JSON and YAML), never
- * per request: the docs plugin's own /json and /yaml (a deep copy and a YAML rendering on every request)
- * are answered from those renderings before its handlers run.
+ * The OpenAPI 3.1 document, generated from the TypeBox schemas of the routes registered after this (at the
+ * root, so that it sees the routes of every scope).
  */
-export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -58,6 +55,16 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     },
     transform: ({ schema, url }) => ({ schema: withMediaExamples(schema), url }),
   })
+}
+
+/**
+ * The document at /v1/openapi.json, and an interactive reference at /v1/docs whose assets are all served
+ * from here (the page fetches nothing from other hosts), in the public scope. The document is rendered
+ * once per process and base address (JSON and YAML), never per request: the docs plugin's own /json and
+ * /yaml (a deep copy and a YAML rendering on every request) are answered from those renderings before
+ * its handlers run.
+ */
+export async function serveOpenApi(app: FastifyInstance, config: Config): Promise<void> {
   const documents = createDocuments(app, config)
   const send = (request: FastifyRequest, reply: FastifyReply, format: 'json' | 'yaml') =>
     sendDocument(request, reply, documents(publicUrlOf(config, request)), format, baseAddressHeaders(config))

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 
@@ -41,8 +41,10 @@ export function countHeader(rawHeaders: readonly string[], name: string): number
 }
 
 /** RFC 9112 §3.2: a request with more than one Host header line is a 400, whatever its path. */
-export function hostLinesError(request: FastifyRequest): AppError | undefined {
-  return countHeader(request.raw.rawHeaders, 'host') > 1
-    ? new AppError('invalid_request', 'the request must carry exactly one Host header')
-    : undefined
+export function refuseDuplicateHosts(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (countHeader(request.raw.rawHeaders, 'host') > 1) {
+      done(new AppError('invalid_request', 'the request must carry exactly one Host header'))
+    } else done()
+  })
 }

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import { hasKeyShape } from '../redact-keys.js'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** The client's X-Request-Id when it is short and plain, else a fresh UUID. */
+/**
+ * The client's X-Request-Id when it is short and plain, else a fresh UUID. One shaped like an API key is
+ * replaced too: the id is echoed in every response and written in every log line (CONTRACT §12).
+ */
 export function requestIdOf(request: IncomingMessage): string {
   const sent = request.headers['x-request-id']
-  return typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : randomUUID()
+  return typeof sent === 'string' && SANE_REQUEST_ID.test(sent) && !hasKeyShape(sent) ? sent : randomUUID()
 }

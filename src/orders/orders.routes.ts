@@ -28,7 +28,7 @@ export function registerOrderRoutes(
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
 
   api.post(
-    '/v1/store/orders',
+    '/store/orders',
     {
       schema: {
         operationId: 'placeOrder',
@@ -58,7 +58,7 @@ export function registerOrderRoutes(
   )
 
   api.get(
-    '/v1/store/orders',
+    '/store/orders',
     {
       schema: {
         operationId: 'listOrders',
@@ -84,7 +84,7 @@ export function registerOrderRoutes(
   )
 
   api.get(
-    '/v1/store/orders/:orderId',
+    '/store/orders/:orderId',
     {
       schema: {
         operationId: 'getOrder',
@@ -101,7 +101,7 @@ export function registerOrderRoutes(
   )
 
   api.patch(
-    '/v1/store/orders/:orderId',
+    '/store/orders/:orderId',
     {
       schema: {
         operationId: 'updateOrder',
@@ -120,7 +120,7 @@ export function registerOrderRoutes(
   )
 
   api.get(
-    '/v1/store/inventory',
+    '/store/inventory',
     {
       schema: {
         operationId: 'getInventory',

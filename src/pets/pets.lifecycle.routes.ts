@@ -36,7 +36,7 @@ export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: P
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
 
   api.patch(
-    '/v1/pets/:petId',
+    '/pets/:petId',
     {
       schema: {
         operationId: 'updatePet',
@@ -83,7 +83,7 @@ export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: P
   )
 
   api.delete(
-    '/v1/pets/:petId',
+    '/pets/:petId',
     {
       schema: {
         operationId: 'deletePet',

@@ -20,7 +20,7 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
   const pageBodies = new WeakMap<PetPage, string>()
 
   api.get(
-    '/v1/pets',
+    '/pets',
     {
       schema: {
         operationId: 'listPets',
@@ -55,7 +55,7 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
   )
 
   api.post(
-    '/v1/pets',
+    '/pets',
     {
       schema: {
         operationId: 'createPet',
@@ -89,7 +89,7 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
   )
 
   api.get(
-    '/v1/pets/:petId',
+    '/pets/:petId',
     {
       schema: {
         operationId: 'getPet',

@@ -1,4 +1,4 @@
-import type { Limits, WindowName, WindowState } from './rate-limit.port.js'
+import type { Decision, Limits, WindowName, WindowState } from './rate-limit.port.js'
 
 export const MINUTE_MS = 60_000
 export const DAY_MS = 86_400_000
@@ -41,4 +41,19 @@ export function bindingWindow(windows: readonly WindowState[]): WindowState {
       ? window
       : best,
   )
+}
+
+/**
+ * The windows as a client may use them, which the `X-RateLimit-*` headers and `GET /v1/rate_limit` both
+ * describe: during a ban nothing remains in any window, and `resetAt` is when the window admits again: the
+ * ban's end, or its own end if it is spent and ends later.
+ */
+export function windowsAsSeen(decision: Decision): WindowState[] {
+  if (decision.outcome !== 'banned') return decision.windows
+  const { bannedUntil } = decision
+  return decision.windows.map((window) => ({
+    ...window,
+    remaining: 0,
+    resetAt: window.remaining === 0 ? Math.max(window.resetAt, bannedUntil) : bannedUntil,
+  }))
 }
