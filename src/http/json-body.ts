@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../errors.js'
 
@@ -18,14 +19,39 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   app.addContentTypeParser(
     ['application/json', 'application/merge-patch+json'],
     { parseAs: 'buffer' },
-    (_request, body, done) => {
+    (request, body, done) => {
       try {
+        refuseAmbiguousEncoding(request.headers)
         done(null, parseJson(body as Buffer))
       } catch (error) {
         done(error as AppError, undefined)
       }
     },
   )
+}
+
+/** UTF-8's labels (WHATWG Encoding): the only charset a JSON body may declare. */
+const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8'])
+
+/**
+ * CONTRACT §12: a body is never guessed at. A `Content-Encoding` other than `identity` (the body would have
+ * to be decompressed) and a declared charset other than UTF-8 (it would have to be transcoded) are 415s.
+ */
+function refuseAmbiguousEncoding(headers: IncomingHttpHeaders): void {
+  const encoding = headers['content-encoding']?.trim().toLowerCase()
+  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+    throw new AppError(
+      'unsupported_media_type',
+      `Content-Encoding ${encoding.slice(0, 40)} is not accepted: send the JSON body uncompressed`,
+    )
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(headers['content-type'] ?? '')?.[1]?.toLowerCase()
+  if (charset !== undefined && !UTF8_LABELS.has(charset)) {
+    throw new AppError(
+      'unsupported_media_type',
+      `charset ${charset.slice(0, 40)} is not accepted: JSON bodies are UTF-8 (send charset=utf-8 or none)`,
+    )
+  }
 }
 
 function parseJson(body: Buffer): unknown {
@@ -46,29 +72,41 @@ function parseJson(body: Buffer): unknown {
   return value
 }
 
-/** Walks the number literals outside strings; one whose double is a whole number it is not exactly is a 400. */
+/**
+ * Walks the number literals outside strings; one whose double is a whole number it is not exactly is a 400
+ * naming the field it is the value of (the key read last before it), as every refused number must (§2).
+ */
 function refuseRoundedIntegers(text: string): void {
-  let inString = false
+  let field: string | undefined
   for (let index = 0; index < text.length; index++) {
     const char = text[index]
-    if (inString) {
-      if (char === '\\') index++
-      else if (char === '"') inString = false
-    } else if (char === '"') {
-      inString = true
+    if (char === '"') {
+      const end = stringEnd(text, index)
+      if (/^\s*:/.test(text.slice(end + 1, end + 64))) field = JSON.parse(text.slice(index, end + 1))
+      index = end
     } else if (char === '-' || (char !== undefined && char >= '0' && char <= '9')) {
       NUMBER.lastIndex = index
       const match = NUMBER.exec(text)
       if (!match) continue
       if (isRounded(match[0], match[1] ?? '', match[2] ?? '', Number(match[3] ?? 0))) {
+        const literal = match[0].slice(0, 40)
         throw new AppError(
           'invalid_request',
-          `the number ${match[0].slice(0, 40)} is not exactly an integer: send whole numbers without a fraction`,
+          field === undefined
+            ? `the number ${literal} is not exactly an integer: send whole numbers without a fraction`
+            : `${field.slice(0, 40)} must be a whole number: ${literal} is not exactly an integer`,
         )
       }
       index = NUMBER.lastIndex - 1
     }
   }
+}
+
+/** The index of the quote that closes the JSON string opening at `start` (the text parsed already). */
+function stringEnd(text: string, start: number): number {
+  let index = start + 1
+  while (text[index] !== '"') index += text[index] === '\\' ? 2 : 1
+  return index
 }
 
 /** True when JSON.parse makes a whole number of a literal whose exact decimal value is another number. */

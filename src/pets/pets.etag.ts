@@ -4,10 +4,13 @@ import type { PetRecord } from './pets.repository.js'
 export const etagOf = (record: Pick<PetRecord, 'pet' | 'version'>) => `"${record.pet.id}-${record.version}"`
 
 const ENTITY_TAG = /^(W\/)?"([^"]*)"$/
+/** The opaque part of a tag `etagOf` writes: canonical decimals only, so a tag matches octet for octet or not at all. */
+const PET_TAG = /^([1-9]\d{0,15})-([1-9]\d{0,14})$/
 
 /**
  * The versions of pet `id` an If-Match header names (RFC 9110 §13.1.1: strong comparison, so weak tags
- * never match): undefined for `*` (any current version), an empty list when none could match.
+ * never match, and `"20-04"` or `"20-5-x"` are not `"20-4"` or `"20-5"`): undefined for `*` (any current
+ * version), an empty list when none could match.
  */
 export function ifMatchVersions(header: string, id: number): number[] | undefined {
   if (header.trim() === '*') return undefined
@@ -15,8 +18,8 @@ export function ifMatchVersions(header: string, id: number): number[] | undefine
   for (const item of header.split(',')) {
     const match = ENTITY_TAG.exec(item.trim())
     if (!match || match[1]) continue
-    const [tagId, version] = (match[2] ?? '').split('-')
-    if (tagId === String(id) && version && /^\d{1,15}$/.test(version)) versions.push(Number(version))
+    const [, tagId, version] = PET_TAG.exec(match[2] ?? '') ?? []
+    if (tagId === String(id) && version !== undefined) versions.push(Number(version))
   }
   return versions
 }
