@@ -3,8 +3,8 @@ import fc from 'fast-check'
 /**
  * Generated HTTP/1.1 requests, as raw bytes: valid and invalid values from the OpenAPI schemas, deep
  * nesting, huge numbers, `__proto__` and `constructor` keys, invalid UTF-8, NUL bytes, very long and
- * duplicated headers (Host included), ranges and validators, odd methods; on the API and on every path
- * that needs no key.
+ * duplicated headers (Host included), ranges and validators, odd methods, the real key where it does not
+ * belong; on the API and on every path that needs no key.
  */
 
 export interface GeneratedRequest {
@@ -305,7 +305,38 @@ export function generatedRequest(apiKey: string): fc.Arbitrary<GeneratedRequest>
         body: json({ status }),
       })),
   )
-  return fc.oneof({ weight: 19, arbitrary: generic }, { weight: 1, arbitrary: store })
+  return fc.oneof(
+    { weight: 19, arbitrary: generic },
+    { weight: 1, arbitrary: store },
+    { weight: 1, arbitrary: misplacedKey(apiKey) },
+  )
+}
+
+/**
+ * The real key where it never authenticates, in each spelling CONTRACT §12 names: any query parameter
+ * (percent-encoded or not), the path, User-Agent, X-Request-Id. It must never be echoed or logged.
+ */
+function misplacedKey(apiKey: string): fc.Arbitrary<GeneratedRequest> {
+  const encoded = apiKey.replaceAll('_', '%5F')
+  const placements = fc.constantFrom<[string, [string, string][]]>(
+    [`/v1/pets?api%5Fkey=${apiKey}`, []],
+    [`/v1/pets?limit=1;api_key=${apiKey}`, []],
+    [`/v1/pets?a=${apiKey}`, []],
+    [`/v1/pets?a=${encoded}`, []],
+    [`/v1/pets?access_token%3D${apiKey}`, []],
+    [`/v1/pets/${apiKey}`, []],
+    [`/v1/${apiKey}`, []],
+    [`/v1/${encoded}`, []],
+    ['/v1/pets', [['User-Agent', `shop-sync/2 ${apiKey}`]]],
+    ['/v1/pets', [['X-Request-Id', apiKey]]],
+  )
+  return fc
+    .tuple(placements, fc.constantFrom('GET', 'HEAD'), fc.boolean())
+    .map(([[target, extra], method, authenticated]) => {
+      const headers: [string, string][] = [['Host', 'petstore.test'], ...extra]
+      if (authenticated) headers.push(['Authorization', `Bearer ${apiKey}`])
+      return { method, target, headers, body: undefined }
+    })
 }
 
 /**
