@@ -12,7 +12,7 @@ const DESCRIPTION = [
   'Errors share one body, `{code, message, status}`; each response lists the codes it can carry.',
   'Every response carries `X-Request-Id`; API responses carry `Cache-Control: no-store`.',
   'A method a path does not answer gets 405 `method_not_allowed` with an `Allow` header listing the ones it ' +
-    'does; an unknown path gets 404 `not_found`. Both need an API key under `/v1/pets`, like every operation.',
+    'does; an unknown path gets 404 `not_found`. Under `/v1` both need an API key first, like every operation.',
 ].join('\n\n')
 
 /**
