@@ -1,4 +1,5 @@
 import type { DestinationStream, Logger } from 'pino'
+import { limitsFor } from './api-keys/api-keys.plans.js'
 import { type ApiKeyService, createApiKeyService } from './api-keys/api-keys.service.js'
 import { createUsageRecorder, type UsageRecorder } from './api-keys/usage.js'
 import { type Clock, systemClock } from './clock.js'
@@ -8,6 +9,7 @@ import { withDeadline } from './db/deadline.js'
 import type { DbHandle } from './db/handle.js'
 import { migrateDatabase } from './db/migrate.js'
 import { trackWriteHealth } from './db/write-health.js'
+import type { GuardDeps } from './http/guard.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { createLogger } from './logger.js'
 import { createInventoryCounter, type InventoryCounter } from './orders/inventory.service.js'
@@ -15,7 +17,7 @@ import { createOrderService, type OrderService } from './orders/orders.service.j
 import { createPetService, type PetService } from './pets/pets.service.js'
 import { withFallback } from './rate-limit/fallback-store.js'
 import { createMemoryStore } from './rate-limit/memory-store.js'
-import type { RateLimitStore } from './rate-limit/rate-limit.port.js'
+import type { Limits, RateLimitStore } from './rate-limit/rate-limit.port.js'
 import { createRedisStore } from './rate-limit/redis-store.js'
 import { isKeySubject } from './rate-limit/subjects.js'
 
@@ -31,6 +33,10 @@ export interface Deps {
   /** Animals by status, from counts the database maintains; folds them every second. */
   inventory: InventoryCounter
   apiKeys: ApiKeyService
+  /** The guard's port to api-keys (http/ never imports it): a bearer token's principal, or a 401. */
+  authenticate: GuardDeps['authenticate']
+  /** Limits of requests counted per client IP: the Free plan's. */
+  anonymousLimits: Limits
   /** Requests per account, day and status class: counted in memory, flushed every few seconds. */
   usage: UsageRecorder
   metrics: Metrics
@@ -63,6 +69,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const metrics = createMetrics()
   const usage = createUsageRecorder({ handle: database, clock, logger })
   const inventory = createInventoryCounter({ handle: database, logger })
+  const apiKeys = createApiKeyService({ handle: database, clock, env: config.env })
   const rateLimitStore = options.rateLimitStore ?? (await createRateLimitStore(config, logger, metrics))
   const purge = setInterval(() => {
     pets
@@ -79,7 +86,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     pets,
     orders: createOrderService({ handle: database, clock }),
     inventory,
-    apiKeys: createApiKeyService({ handle: database, clock, env: config.env }),
+    apiKeys,
+    authenticate: apiKeys.verifyApiKey,
+    anonymousLimits: limitsFor('free'),
     usage,
     metrics,
     rateLimitStore,

@@ -5,7 +5,7 @@ import { COMMON_ERRORS, documented } from '../http/error.schemas.js'
 import { callerKeyOf } from '../http/guard.js'
 import { windowsAsSeen } from '../rate-limit/windows.js'
 import { ref } from '../schema-ref.js'
-import { PLANS } from './api-keys.plans.js'
+import { PLANS, type Plan } from './api-keys.plans.js'
 import { SCOPES } from './api-keys.repository.js'
 
 const RateLimitWindow = Type.Object(
@@ -37,6 +37,14 @@ export const RateLimitStatus = Type.Object(
 )
 
 const seconds = (ms: number) => Math.ceil(ms / 1000)
+
+declare module '../http/guard.js' {
+  /** What the guard's principal carries for this route: the key the api-keys service verified. */
+  interface Principal {
+    readonly plan: Plan
+    readonly expiresAt: number | null
+  }
+}
 
 /**
  * The caller's plan, scope, expiry, windows and ban. The guard looked at the windows without counting

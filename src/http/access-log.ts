@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import type { UsageRecorder } from '../api-keys/usage.js'
 import { redactKeys, redactKeysInTarget } from '../redact-keys.js'
 import type { Metrics } from './metrics.js'
 
@@ -13,7 +12,7 @@ import type { Metrics } from './metrics.js'
  */
 export function registerAccessLog(
   app: FastifyInstance,
-  deps: { logger: Logger; metrics: Metrics; usage: Pick<UsageRecorder, 'record'> },
+  deps: { logger: Logger; metrics: Metrics; usage: { record(account: number, status: number): void } },
 ): void {
   const { logger, metrics, usage } = deps
   if (logger.isLevelEnabled('debug')) {

@@ -1,7 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { limitsFor } from '../api-keys/api-keys.plans.js'
-import type { ApiKey } from '../api-keys/api-keys.repository.js'
-import type { ApiKeyService } from '../api-keys/api-keys.service.js'
 import type { Clock } from '../clock.js'
 import { AppError } from '../errors.js'
 import type { Decision, Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
@@ -10,10 +7,21 @@ import type { Metrics } from './metrics.js'
 import { countHeader } from './public-url.js'
 import { retryAfterOf } from './reply.js'
 
+/**
+ * A verified key as the guard needs it: its account, limits and scope. The feature that issues keys adds
+ * what its own routes read (TypeScript declaration merging), so http/ never imports it.
+ */
+export interface Principal {
+  readonly id: number
+  readonly limits: Limits
+  /** `read`: GET and HEAD only (CONTRACT §10). */
+  readonly scope: 'read' | 'write'
+}
+
 /** Who sent an API request, and what the limiter decided: set once by the guard, read by routes and headers. */
 export interface Caller {
   /** The verified key (its id is the account); null when the request was counted per client IP. */
-  apiKey: ApiKey | null
+  apiKey: Principal | null
   limits: Limits
   rateLimit: Decision
 }
@@ -30,14 +38,15 @@ declare module 'fastify' {
 }
 
 export interface GuardDeps {
-  apiKeys: ApiKeyService
+  /** The principal of a bearer token, or the 401 AppError saying why there is none. */
+  authenticate(token: string): Principal | Promise<Principal>
+  /** Limits of a request counted per client IP (no key, or a refused one). */
+  anonymousLimits: Limits
   rateLimitStore: RateLimitStore
   clock: Clock
   metrics: Metrics
 }
 
-const FREE_LIMITS = limitsFor('free')
-/** What a `read` key may call. */
 const READ_METHODS = new Set(['GET', 'HEAD'])
 const BEARER = /^Bearer +(\S+) *$/i
 
@@ -68,9 +77,9 @@ export function registerGuard(scope: FastifyInstance, deps: GuardDeps): void {
  */
 function guard(request: FastifyRequest, deps: GuardDeps): Promise<void> | undefined {
   const ip = request.ip
-  let verified: ApiKey | Promise<ApiKey>
+  let verified: Principal | Promise<Principal>
   try {
-    verified = deps.apiKeys.verifyApiKey(bearerToken(request))
+    verified = deps.authenticate(bearerToken(request))
   } catch (error) {
     return admit(request, deps, ip, null, authFailure(error))
   }
@@ -90,10 +99,10 @@ function admit(
   request: FastifyRequest,
   deps: GuardDeps,
   ip: string,
-  apiKey: ApiKey | null,
+  apiKey: Principal | null,
   failure: AppError | null,
 ): Promise<void> | undefined {
-  const limits = apiKey ? apiKey.limits : FREE_LIMITS
+  const limits = apiKey ? apiKey.limits : deps.anonymousLimits
   const subject = apiKey ? keySubject(apiKey.id) : ipSubject(ip)
   const standing = apiKey !== null && isStandingRequest(request)
   const store = deps.rateLimitStore
@@ -177,7 +186,7 @@ function refusal(decision: Exclude<Decision, { outcome: 'allowed' }>, who: strin
 }
 
 /** The verified key of a request the guard let through: routes behind the guard call this. */
-export function callerKeyOf(request: FastifyRequest): ApiKey {
+export function callerKeyOf(request: FastifyRequest): Principal {
   const apiKey = request.caller?.apiKey
   if (!apiKey) throw new Error('route reached without a verified API key')
   return apiKey
