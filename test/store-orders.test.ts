@@ -148,6 +148,73 @@ describe('moving an order on', () => {
   })
 })
 
+describe('one sale per pet (CONTRACT §11)', () => {
+  const setStatus = (petId: number, status: string | null, as = other) =>
+    send('PATCH', `/v1/pets/${petId}`, as, { status })
+
+  test("while an order is open, a PATCH of the pet's status is 409 and changes nothing; its name may change", async () => {
+    const pet = await newPet()
+    const placed = (await order(pet.id)).json()
+    for (const status of ['available', 'sold', 'pending', null]) {
+      const refused = await setStatus(pet.id, status)
+      expect(refused.statusCode, String(status)).toBe(409)
+      expect(refused.json()).toMatchObject({
+        code: 'conflict',
+        message: expect.stringContaining('open order'),
+      })
+    }
+    expect(await petStatus(pet.id)).toBe('pending')
+    // B cannot sneak in a second order: the pet is still pending.
+    expect((await order(pet.id, other)).json()).toMatchObject({ code: 'pet_unavailable' })
+    const renamed = await send('PATCH', `/v1/pets/${pet.id}`, other, { name: 'Rex II', categoryId: 7 })
+    expect(renamed.statusCode).toBe(200)
+    expect(renamed.json()).toMatchObject({ name: 'Rex II', categoryId: 7, status: 'pending' })
+    await move(placed.id, 'approved')
+    expect((await setStatus(pet.id, 'available')).statusCode).toBe(409)
+  })
+
+  test('the sequence that sold a pet twice: A orders, B resets the status, B orders, A delivers', async () => {
+    const pet = await newPet()
+    const a = (await order(pet.id)).json()
+    expect((await setStatus(pet.id, 'available')).statusCode).toBe(409)
+    expect((await order(pet.id, other)).statusCode).toBe(409)
+    await move(a.id, 'approved')
+    expect((await move(a.id, 'delivered')).statusCode).toBe(200)
+    expect(await petStatus(pet.id)).toBe('sold')
+    // Once delivered, the pet stays sold: it cannot be put back on sale and sold again.
+    const relisted = await setStatus(pet.id, 'available')
+    expect(relisted.statusCode).toBe(409)
+    expect(relisted.json().message).toContain('sold by an order')
+    expect((await order(pet.id, other)).statusCode).toBe(409)
+  })
+
+  test("after a cancellation, the status is the owner's again", async () => {
+    const pet = await newPet()
+    const a = (await order(pet.id)).json()
+    await move(a.id, 'cancelled')
+    expect(await petStatus(pet.id)).toBe('available')
+    expect((await setStatus(pet.id, 'sold')).statusCode).toBe(200)
+    expect((await setStatus(pet.id, null)).statusCode).toBe(200)
+    expect(await petStatus(pet.id)).toBeUndefined()
+  })
+
+  test('orders, deletes and status changes racing for one pet never leave two open or two delivered orders', async () => {
+    for (let round = 0; round < 5; round++) {
+      const pet = await newPet()
+      const accounts = [key, other]
+      const racing = await Promise.all([
+        ...Array.from({ length: 6 }, (_, i) => order(pet.id, accounts[i % 2])),
+        ...Array.from({ length: 2 }, () => send('DELETE', `/v1/pets/${pet.id}`)),
+        setStatus(pet.id, 'available'),
+        setStatus(pet.id, null),
+      ])
+      for (const response of racing) expect(response.statusCode).toBeLessThan(500)
+      const placed = racing.filter((r) => r.statusCode === 201 && r.json().petId === pet.id)
+      expect(placed.length).toBeLessThanOrEqual(1)
+    }
+  })
+})
+
 test('a pet with an open order cannot be deleted (409 conflict); once delivered it can', async () => {
   const pet = await newPet()
   const { id } = (await order(pet.id)).json()

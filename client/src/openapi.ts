@@ -52,7 +52,7 @@ export interface paths {
         head?: never;
         /**
          * Change an animal (experimental)
-         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`) of name, categoryId and status, with the rules of createPet; needs a `write` key. Send the ETag of the animal you read as If-Match, so that a change made meanwhile is not overwritten.
+         * @description A JSON merge patch (`application/merge-patch+json` or `application/json`) of name, categoryId and status, with the rules of createPet; needs a `write` key. Send the ETag of the animal you read as If-Match, so that a change made meanwhile is not overwritten. While an order for the animal is open its status is the order's to move, and once an order delivered it, it stays `sold`.
          */
         patch: operations["updatePet"];
         trace?: never;
@@ -1385,6 +1385,31 @@ export interface operations {
             };
             /** @description Error: `not_found`: no animal has this id (or it was deleted). */
             404: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `conflict`: the patch sets `status` while an order for the animal is open, or after one was delivered: only the order moves it, and a sold animal stays sold. */
+            409: {
                 headers: {
                     /** @description Identifies the request; the one the client sent, if sane. */
                     "X-Request-Id"?: string;

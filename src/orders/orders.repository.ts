@@ -80,14 +80,19 @@ export const ordersRepository = {
       .execute()
   },
 
-  async hasOpenOrder(db: Db, petId: number): Promise<boolean> {
-    const row = await db
+  /**
+   * Whether an order holds the pet: `open` (placed or approved) before `delivered`; undefined when none
+   * does. Asked inside the pet's own write transaction, after its row was written (and so locked).
+   */
+  async orderHoldOn(db: Db, petId: number): Promise<'open' | 'delivered' | undefined> {
+    const rows = await db
       .selectFrom('orders')
-      .select('id')
+      .select('status')
       .where('pet_id', '=', petId)
-      .where('status', 'in', ['placed', 'approved'])
-      .executeTakeFirst()
-    return row !== undefined
+      .where('status', 'in', ['placed', 'approved', 'delivered'])
+      .execute()
+    if (rows.some((row) => row.status !== 'delivered')) return 'open'
+    return rows.length > 0 ? 'delivered' : undefined
   },
 
   async petStatusOf(db: Db, petId: number): Promise<string | null | undefined> {

@@ -44,7 +44,8 @@ export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: P
         description:
           'A JSON merge patch (`application/merge-patch+json` or `application/json`) of name, categoryId ' +
           'and status, with the rules of createPet; needs a `write` key. Send the ETag of the animal you ' +
-          'read as If-Match, so that a change made meanwhile is not overwritten.',
+          'read as If-Match, so that a change made meanwhile is not overwritten. While an order for the ' +
+          "animal is open its status is the order's to move, and once an order delivered it, it stays `sold`.",
         ...experimental,
         params: PetParams,
         headers: IF_MATCH,
@@ -59,6 +60,15 @@ export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: P
           }),
           403: INSUFFICIENT_SCOPE,
           404: NOT_FOUND,
+          409: errorResponse({
+            conflict: {
+              when:
+                'the patch sets `status` while an order for the animal is open, or after one was delivered: ' +
+                'only the order moves it, and a sold animal stays sold',
+              message:
+                'pet 42 has an open order: only the order changes its status (deliver or cancel it first)',
+            },
+          }),
           412: errorResponse({
             precondition_failed: {
               when: 'the animal changed since the ETag in If-Match',

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js'
+import type { Db } from '../db/database.js'
 import { createFreshCache } from '../db/fresh-cache.js'
 import { createGroupCommit } from '../db/group-commit.js'
 import type { DbHandle } from '../db/handle.js'
@@ -12,7 +13,6 @@ import {
   purgeIdempotencyKeys,
   reclaimIdempotencyKey,
 } from '../idempotency/idempotency.repository.js'
-import { ordersRepository } from '../orders/orders.repository.js'
 import { sha256 } from '../sha256.js'
 import { decodeCursor, encodeCursor } from './pets.cursor.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
@@ -50,13 +50,19 @@ export interface CreatedPet {
 
 export type PetService = ReturnType<typeof createPetService>
 
+/**
+ * What orders say of a pet (`open`: placed or approved; `delivered`), asked inside the pet's write
+ * transaction once its row is written and locked. Orders build on pets, so deps.ts injects this.
+ */
+export type OrderHold = (trx: Db, petId: number) => Promise<'open' | 'delivered' | undefined>
+
 /** Pages kept while fresh: every combination of limit and status for the first pages, and then some. */
 const PAGE_CACHE_ENTRIES = 1_000
 /** Single pets kept while fresh, for getPet. */
 const PET_CACHE_ENTRIES = 10_000
 
-export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
-  const { handle, clock } = deps
+export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHold: OrderHold }) {
+  const { handle, clock, orderHold } = deps
   const repository = createPetRepository(handle)
   const pages = createFreshCache<PetPage>(handle.changeToken, PAGE_CACHE_ENTRIES)
   const byId = createFreshCache<PetRecord>(handle.changeToken, PET_CACHE_ENTRIES)
@@ -138,14 +144,22 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
 
   /**
    * Changes the pet (createPet's rules for each field). With `ifMatch` (the versions an If-Match header
-   * named) only while the pet is still at one of them: 412 otherwise, and nothing changes.
+   * named) only while the pet is still at one of them: 412 otherwise, and nothing changes. Its status is
+   * the order's to move while one is open, and stays `sold` once one was delivered (CONTRACT §11: a pet is
+   * sold at most once): a change of status then is 409 `conflict`.
    */
   async function patchPet(id: number, changes: PetChanges, ifMatch?: readonly number[]): Promise<PetRecord> {
     const fields = changes.name === undefined ? changes : { ...changes, name: normalisePetName(changes.name) }
     const updated =
       ifMatch?.length === 0
         ? undefined
-        : await handle.write((trx) => repository.updatePet(trx, id, fields, ifMatch))
+        : await handle.write(async (trx) => {
+            // The row first: on PostgreSQL that takes its lock, so an order placed meanwhile either
+            // committed before (and is seen below: the change rolls back) or waits and finds the new status.
+            const record = await repository.updatePet(trx, id, fields, ifMatch)
+            if (record && fields.status !== undefined) refuseStatusChange(id, await orderHold(trx, id))
+            return record
+          })
     if (updated) return updated
     if (!(await repository.findPetById(id))) throw notFound(id)
     throw new AppError('precondition_failed', `pet ${id} changed since the ETag in If-Match: fetch it again`)
@@ -154,10 +168,9 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
   /** Removes the pet, unless an order for it is open (placed or approved): 409 `conflict` then. */
   async function deletePet(id: number): Promise<void> {
     const deleted = await handle.write(async (trx) => {
-      // The pet's row first: on PostgreSQL that takes its lock, so an order placed meanwhile either
-      // committed before (and is seen below: the delete rolls back) or waits and then finds it deleted.
+      // The pet's row first, for its lock (see patchPet).
       const marked = await repository.deletePet(trx, id, clock.now())
-      if (marked && (await ordersRepository.hasOpenOrder(trx, id))) {
+      if (marked && (await orderHold(trx, id)) === 'open') {
         throw new AppError('conflict', `pet ${id} has an open order: deliver or cancel it first`)
       }
       return marked
@@ -179,6 +192,18 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock }) {
 }
 
 const notFound = (id: number) => new AppError('not_found', `pet ${id} does not exist`)
+
+function refuseStatusChange(id: number, hold: 'open' | 'delivered' | undefined): void {
+  if (hold === 'open') {
+    throw new AppError(
+      'conflict',
+      `pet ${id} has an open order: only the order changes its status (deliver or cancel it first)`,
+    )
+  }
+  if (hold === 'delivered') {
+    throw new AppError('conflict', `pet ${id} was sold by an order: its status can no longer change`)
+  }
+}
 
 /** The same body, whatever its key order or white space, hashes the same. */
 function hashRequest(newPet: NewPet): string {
