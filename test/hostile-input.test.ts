@@ -55,6 +55,16 @@ function rssBytes(pid: number): number {
   return Number(kib) * 1024
 }
 
+/** Whether a request is a JSON body that sets `status` (any value, null included). */
+function setsStatus(request: GeneratedRequest): boolean {
+  try {
+    const body = JSON.parse(request.body?.toString('utf8') ?? '')
+    return typeof body === 'object' && body !== null && 'status' in body
+  } catch {
+    return false
+  }
+}
+
 /** What a 201 must hold: the fields sent (the name trimmed, as the contract stores it), and an id. */
 function expectedPet(request: GeneratedRequest, id: number) {
   const sent = JSON.parse(request.body?.toString('utf8') ?? '{}')
@@ -68,8 +78,11 @@ function expectedPet(request: GeneratedRequest, id: number) {
 
 test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bodies, exact 201s, nothing stored by refusals`, async () => {
   const created = new Map<number, unknown>()
+  /** Pets an order holds: open (placed or approved), or delivered (sold for good). */
+  const held = new Map<number, 'open' | 'delivered'>()
   const statuses = new Map<number, number>()
   let orders = 0
+  let statusRefusals = 0
   let warmRss = 0
   let sent = 0
   let pipelined = 0
@@ -114,7 +127,14 @@ test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bod
     if (request.method === 'PATCH' && reply.status === 200) {
       const pet = JSON.parse(reply.body)
       expect(created.has(pet.id)).toBe(true)
+      // An order holding the pet (open, or delivered) leaves its status to the order (CONTRACT §11).
+      if (setsStatus(request)) expect(held.get(pet.id), `pet ${pet.id}'s status`).toBeUndefined()
       created.set(pet.id, pet)
+    }
+    if (request.method === 'PATCH' && reply.status === 409 && setsStatus(request)) {
+      expect(JSON.parse(reply.body).code).toBe('conflict')
+      expect(held.has(Number(/\/v1\/pets\/(\d+)/.exec(path)?.[1]))).toBe(true)
+      statusRefusals++
     }
     if (request.method === 'DELETE' && reply.status === 204) {
       const id = Number(/\/v1\/pets\/(\d+)/.exec(decodeURIComponent(path))?.[1])
@@ -133,6 +153,8 @@ test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bod
     orders += placed ? 1 : 0
     const status = { placed: 'pending', delivered: 'sold', cancelled: 'available' }[order.status]
     if (status) created.set(order.petId, { ...pet, status })
+    if (order.status === 'cancelled') held.delete(order.petId)
+    else held.set(order.petId, order.status === 'delivered' ? 'delivered' : 'open')
   }
   await fc.assert(property, { numRuns: RUNS })
 
@@ -151,6 +173,6 @@ test(`${RUNS} generated hostile requests or pipelined batches: no 5xx, Error bod
   const endRss = rssBytes(service.child.pid ?? 0)
   expect(endRss).toBeLessThan(warmRss + 128 * 1024 * 1024)
   console.info(
-    `hostile input: ${sent} requests (${pipelined} of them pipelined), statuses ${JSON.stringify(Object.fromEntries(statuses))}, ${created.size} pets created, ${orders} orders placed, RSS ${Math.round(warmRss / 2 ** 20)} → ${Math.round(endRss / 2 ** 20)} MiB`,
+    `hostile input: ${sent} requests (${pipelined} of them pipelined), statuses ${JSON.stringify(Object.fromEntries(statuses))}, ${created.size} pets created, ${orders} orders placed, ${statusRefusals} status changes refused for an order's pet, RSS ${Math.round(warmRss / 2 ** 20)} → ${Math.round(endRss / 2 ** 20)} MiB`,
   )
 }, 300_000)

@@ -282,7 +282,8 @@ export function generatedRequest(apiKey: string): fc.Arbitrary<GeneratedRequest>
       headers.push(...extraHeaders)
       return { method, target, headers, body: sendsBody ? body : undefined }
     })
-  // Well-formed store operations now and then, so that orders are really placed, moved and cancelled.
+  // Well-formed store operations now and then, so that orders are really placed, moved and cancelled, and
+  // their pets' statuses are fought over.
   const json = (value: unknown) => Buffer.from(JSON.stringify(value))
   const storeHeaders: [string, string][] = [
     ['Host', 'petstore.test'],
@@ -290,7 +291,7 @@ export function generatedRequest(apiKey: string): fc.Arbitrary<GeneratedRequest>
     ['Content-Type', 'application/json'],
   ]
   const store = fc.oneof(
-    fc.integer({ min: 1, max: 200 }).map((petId) => ({
+    fc.integer({ min: 1, max: 120 }).map((petId) => ({
       method: 'POST',
       target: '/v1/store/orders',
       headers: storeHeaders,
@@ -304,10 +305,19 @@ export function generatedRequest(apiKey: string): fc.Arbitrary<GeneratedRequest>
         headers: storeHeaders,
         body: json({ status }),
       })),
+    // A status set on a pet, whether or not an order holds it (then only the order may move it: 409).
+    fc
+      .tuple(fc.integer({ min: 1, max: 120 }), fc.constantFrom('available', 'pending', 'sold', null))
+      .map(([id, status]) => ({
+        method: 'PATCH',
+        target: `/v1/pets/${id}`,
+        headers: storeHeaders,
+        body: json({ status }),
+      })),
   )
   return fc.oneof(
     { weight: 19, arbitrary: generic },
-    { weight: 1, arbitrary: store },
+    { weight: 2, arbitrary: store },
     { weight: 1, arbitrary: misplacedKey(apiKey) },
   )
 }
