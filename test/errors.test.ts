@@ -295,3 +295,38 @@ describe('the other rows of the error table', () => {
     }
   })
 })
+
+describe('messages a person can act on, and one verdict whatever is cached', () => {
+  const auth = () => ({ authorization: `Bearer ${key}` })
+
+  test('an empty cursor is 400 before and after the first page was cached', async () => {
+    const before = await t.app.inject({ method: 'GET', url: '/v1/pets?cursor=', headers: auth() })
+    expect(before.statusCode).toBe(400)
+    expect((await t.app.inject({ method: 'GET', url: '/v1/pets', headers: auth() })).statusCode).toBe(200)
+    const after = await t.app.inject({ method: 'GET', url: '/v1/pets?cursor=', headers: auth() })
+    expect(after.statusCode).toBe(400)
+    expect(after.json().message).toBe(before.json().message)
+  })
+
+  test('an empty patch says it is empty and what to send', async () => {
+    const response = await t.app.inject({
+      method: 'PATCH',
+      url: '/v1/pets/1',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      payload: {},
+    })
+    expect(response.statusCode).toBe(400)
+    expect(response.json().message).toBe('the body is empty: send at least one of name, categoryId, status')
+  })
+
+  test.each(['0', '1,,2', 'x', `${'1,'.repeat(100)}1`])(
+    '?id=%s says what id must be, in words',
+    async (id) => {
+      const response = await t.app.inject({ method: 'GET', url: `/v1/pets?id=${id}`, headers: auth() })
+      expect(response.statusCode).toBe(400)
+      expect(response.json().message).toBe(
+        'id must be 1 to 100 ids from 1 to 9007199254740991, separated by commas (id=1,2,3)',
+      )
+    },
+  )
+})

@@ -5,7 +5,8 @@ import { parseInteger } from '../integer.js'
 
 type JsonSchema = {
   type?: string
-  description?: string
+  /** What a value must be, in words for a message: `<field> must be <x-expected>`. */
+  'x-expected'?: string
   enum?: unknown[]
   minimum?: number
   maximum?: number
@@ -27,6 +28,8 @@ export function createValidatorCompiler(sharedSchemas: readonly object[]): Fasti
     strict: true,
   })
   ajv.addFormat('int64', true)
+  // An annotation for messages; descriptions are written for the docs page, not for error messages.
+  ajv.addKeyword({ keyword: 'x-expected', schemaType: 'string' })
   for (const schema of sharedSchemas) ajv.addSchema(schema)
 
   return ({ schema, httpPart }) => {
@@ -69,7 +72,11 @@ function describeError(error: ErrorObject | undefined, httpPart: string | undefi
       return `unknown field "${params.additionalProperty}": the allowed fields are ${allowed}`
     }
     case 'pattern':
-      return `${field} must be ${(error.parentSchema as JsonSchema).description ?? 'well-formed'}`
+      return `${field} must be ${(error.parentSchema as JsonSchema)['x-expected'] ?? 'well-formed'}`
+    case 'minProperties': {
+      const fields = Object.keys((error.parentSchema as JsonSchema).properties ?? {}).join(', ')
+      return `the ${httpPart ?? 'request'} is empty: send at least one of ${fields}`
+    }
     default:
       if (field === '')
         return httpPart === 'body' ? 'the body must be a JSON object' : `the ${httpPart} is not valid`

@@ -14,6 +14,7 @@ export const CreatePetHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
       pattern: '^[\\x20-\\x7E]{1,255}$',
+      'x-expected': '1 to 255 printable ASCII characters',
       description: '1 to 255 printable ASCII characters',
     }),
   ),

@@ -86,6 +86,7 @@ export const ListPetsQuery = Type.Object({
   id: Type.Optional(
     Type.String({
       pattern: '^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15}){0,99}$',
+      'x-expected': '1 to 100 ids from 1 to 9007199254740991, separated by commas (id=1,2,3)',
       description:
         'Experimental: 1 to 100 comma-separated ids; only those animals that exist, ascending (with ' +
         '`status`, only those that have it). Not with `cursor`. Replaces getPet after its removal.',

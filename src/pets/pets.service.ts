@@ -72,10 +72,11 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
 
   /** A page of pets; the same query gives the same (frozen) page object while nothing was written. */
   async function listPets(query: PageQuery): Promise<PetPage> {
-    const cacheKey = `${query.limit}|${query.status ?? ''}|${query.cursor ?? ''}`
+    // The cursor is judged before the cache is asked: an input gets one verdict whatever is cached.
+    const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor)
+    const cacheKey = `${query.limit}|${query.status ?? ''}|${afterId}`
     const { value, token } = pages.lookup(cacheKey)
     if (value) return value
-    const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor)
     // One row more than asked tells whether a next page exists without a count.
     const rows = await repository.listPetsAfter({ afterId, status: query.status, limit: query.limit + 1 })
     const pets = rows.slice(0, query.limit)
