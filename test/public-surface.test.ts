@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, test } from 'vitest'
+import YAML from 'yaml'
 import { buildTestApp, logCapture, serveTestApp, type TestApp } from './helpers.js'
 import { sendRaw } from './raw-http.js'
 
@@ -79,7 +80,7 @@ describe('the OpenAPI document', () => {
     expect(elsewhere.headers.etag).not.toBe(first.headers.etag)
   })
 
-  test('is rendered once per process and base address, however often and in whichever format it is asked for', async () => {
+  test('is rendered once per process, however often, for however many Hosts, in whichever format', async () => {
     const { destination: logDestination, lines } = logCapture()
     t = await buildTestApp({ logDestination, env: { LOG_LEVEL: 'debug' } })
     const bodies = new Set<string>()
@@ -90,16 +91,32 @@ describe('the OpenAPI document', () => {
         bodies.add(response.body)
       }
     }
-    await t.app.inject({ method: 'GET', url: '/v1/docs/yaml', headers: { host: 'shop.example' } })
-    const renderings = lines.filter((line) => line.includes('OpenAPI document rendered'))
-    expect(renderings.map((line) => JSON.parse(line).baseUrl)).toEqual([
-      'http://localhost:80/v1',
-      'http://shop.example/v1',
-    ])
     expect(bodies.size).toBe(2)
+    for (let i = 0; i < 20; i++) {
+      const host = `shop${i}.example`
+      const yaml = await t.app.inject({ method: 'GET', url: '/v1/docs/yaml', headers: { host } })
+      expect(yaml.body).toContain(`- url: http://${host}/v1\n`)
+      const json = await t.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: { host } })
+      expect(json.json().servers[0].url).toBe(`http://${host}/v1`)
+    }
+    const renderings = lines.filter((line) => line.includes('OpenAPI document rendered'))
+    expect(renderings.map((line) => JSON.parse(line).format)).toEqual(['json', 'yaml'])
     const yaml = await t.app.inject({ method: 'GET', url: '/v1/docs/yaml' })
     expect(yaml.headers['content-type']).toBe('application/x-yaml')
     expect(yaml.body).toContain('openapi: 3.1.0')
+  })
+
+  test('two Hosts get documents that differ only in the base address, each with a stable ETag of its own', async () => {
+    const app = (t = await buildTestApp()).app
+    const get = (host: string, url = '/v1/openapi.json') =>
+      app.inject({ method: 'GET', url, headers: { host } })
+    const [a, b, again] = await Promise.all([get('a.example'), get('[::1]:8443'), get('a.example')])
+    expect(a.headers.etag).toBe(again.headers.etag)
+    expect(a.headers.etag).not.toBe(b.headers.etag)
+    expect(b.json().servers[0].url).toBe('http://[::1]:8443/v1')
+    expect(a.body.replaceAll('http://a.example/v1', 'http://[::1]:8443/v1')).toBe(b.body)
+    const yaml = (await get('[::1]:8443', '/v1/docs/yaml')).body
+    expect(YAML.parse(yaml)).toEqual(b.json())
   })
 })
 

@@ -1,9 +1,8 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import YAML from 'yaml'
 import type { Config } from '../config.js'
-import { sha256 } from '../sha256.js'
+import { createDocuments, type RenderedDocument } from './openapi-document.js'
 import { whenWritable } from './pipelining.js'
 import { baseAddressHeaders, publicUrlOf } from './public-url.js'
 
@@ -60,12 +59,16 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
 /**
  * The document at /v1/openapi.json, and an interactive reference at /v1/docs whose assets are all served
  * from here (the page fetches nothing from other hosts), in the public scope. The document is rendered
- * once per process and base address (JSON and YAML), never per request: the docs plugin's own /json and
- * /yaml (a deep copy and a YAML rendering on every request) are answered from those renderings before
- * its handlers run.
+ * once per process (openapi-document.ts), never per request or per base address: the docs plugin's own
+ * /json and /yaml (a deep copy and a YAML rendering on every request) are answered from that rendering
+ * before its handlers run.
  */
 export async function serveOpenApi(app: FastifyInstance, config: Config): Promise<void> {
-  const documents = createDocuments(app, config)
+  const documents = createDocuments(
+    () => app.swagger(),
+    config,
+    (rendering) => app.log.debug(rendering, 'OpenAPI document rendered'),
+  )
   const send = (request: FastifyRequest, reply: FastifyReply, format: 'json' | 'yaml') =>
     sendDocument(request, reply, documents(publicUrlOf(config, request)), format, baseAddressHeaders(config))
   // In a plugin of its own, so that this hook covers the page's static files too (uiHooks do not).
@@ -118,31 +121,6 @@ const DOCS_DOCUMENTS: Readonly<Record<string, 'json' | 'yaml'>> = {
   '/v1/docs/yaml': 'yaml',
 }
 
-interface RenderedDocument {
-  json: string
-  yaml: string
-  etag: string
-}
-
-/** Base addresses whose documents are kept; a Host that keeps changing costs a rendering, not memory. */
-const DOCUMENTS_KEPT = 16
-
-function createDocuments(app: FastifyInstance, config: Config) {
-  const rendered = new Map<string, RenderedDocument>()
-  return (baseUrl: string): RenderedDocument => {
-    let document = rendered.get(baseUrl)
-    if (!document) {
-      const object = documentFor(app.swagger(), config, baseUrl)
-      const json = JSON.stringify(object)
-      document = { json, yaml: YAML.stringify(object), etag: `"${sha256(json).slice(0, 27)}"` }
-      if (rendered.size >= DOCUMENTS_KEPT) rendered.clear()
-      rendered.set(baseUrl, document)
-      app.log.debug({ baseUrl }, 'OpenAPI document rendered')
-    }
-    return document
-  }
-}
-
 /** A rendered document with its validators; a matching If-None-Match gets 304 and no body. */
 function sendDocument(
   request: FastifyRequest,
@@ -155,77 +133,5 @@ function sendDocument(
   if (vary) reply.header('vary', vary)
   if (request.headers['if-none-match'] === document.etag) return reply.code(304).send()
   const type = format === 'json' ? 'application/json; charset=utf-8' : 'application/x-yaml'
-  return reply.type(type).send(format === 'json' ? document.json : document.yaml)
-}
-
-/** The spec's two environments: their base addresses are `{base_url}` and `{staging_base_url}` there. */
-const ENVIRONMENTS = [
-  { description: 'Production', variable: 'base_url', setting: 'PETSTORE_PRODUCTION_URL' },
-  { description: 'Staging', variable: 'staging_base_url', setting: 'PETSTORE_STAGING_URL' },
-] as const
-
-interface Server {
-  url: string
-  description: string
-  variables?: Record<string, { default: string; description: string }>
-}
-
-/**
- * The document with its servers: this one first (so "Try it" calls it), then production and staging (CONTRACT
- * §9). An environment whose address is configured is listed at it; one that is not is listed as the spec
- * writes it, a URL template (`{base_url}`) whose variable the reader fills in, preset to this server.
- */
-function documentFor(document: unknown, config: Config, baseUrl: string): Record<string, unknown> {
-  const here: Server = { url: baseUrl, description: `This server (${config.env})` }
-  const servers = [here]
-  const configured = { base_url: config.productionUrl, staging_base_url: config.stagingUrl }
-  for (const { description, variable, setting } of ENVIRONMENTS) {
-    const url = configured[variable]
-    if (url === undefined) {
-      const help = `The ${description.toLowerCase()} base address, ending in /v1 (not configured: ${setting}).`
-      servers.push({
-        url: `{${variable}}`,
-        description,
-        variables: { [variable]: { default: baseUrl, description: help } },
-      })
-    } else if (url !== here.url) servers.push({ url, description })
-    else here.description = description
-  }
-  const {
-    paths = {},
-    components,
-    ...rest
-  } = document as { paths?: Record<string, unknown>; components?: Components }
-  return { ...rest, servers, paths: relativeToServers(paths), components: withTypedArrayItems(components) }
-}
-
-type Schema = { type?: string; items?: Schema; $ref?: string }
-type Components = { schemas?: Record<string, Schema> }
-
-/**
- * `Pets` and `Orders` are arrays of `$ref`s, which the docs page labels `array<any>` until a reader opens
- * them (Swagger UI infers a type only from the keywords it sees). Beside each such `$ref` the document
- * states the type of the schema it names (OpenAPI 3.1 allows keywords beside `$ref`), so they read
- * `array<object>` at once. The routes' own schemas, which validate and serialize, are not touched.
- */
-function withTypedArrayItems(components: Components | undefined): Components | undefined {
-  const schemas = components?.schemas
-  if (!schemas) return components
-  const typeOf = (ref: string) => schemas[ref.slice(ref.lastIndexOf('/') + 1)]?.type
-  const typed = Object.entries(schemas).map(([name, schema]) => {
-    const ref = schema.type === 'array' ? schema.items?.$ref : undefined
-    const type = ref && typeOf(ref)
-    return [name, type ? { ...schema, items: { ...schema.items, type } } : schema]
-  })
-  return { ...components, schemas: Object.fromEntries(typed) }
-}
-
-/**
- * The routes live under /v1, and every server's address ends in /v1 (as the spec's base addresses do),
- * so the document's paths are relative to it, as the spec writes them: `/pets`, `/pets/{petId}`.
- */
-function relativeToServers(paths: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(paths).map(([path, item]) => [path.replace(/^\/v1(?=\/)/, ''), item]),
-  )
+  return reply.type(type).send(format === 'json' ? document.json() : document.yaml())
 }

@@ -1,0 +1,79 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { createTestStores, type TestStores } from './helpers.js'
+import { killService, type Service, spawnService, waitUntilHealthy } from './service-process.js'
+
+/**
+ * CONTRACT §12: a base address the service has not seen costs a request no more CPU than a known one.
+ * The service's own CPU time (utime + stime from /proc, in clock ticks) over batches of requests for the
+ * document, one Host against a new Host every time, alternating so that drift hits both.
+ */
+
+const BATCH = 150
+const ROUNDS = 4
+let service: Service
+let stores: TestStores
+let dir: string
+const agent = new Agent({ keepAlive: true, maxSockets: 4 })
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'petstore-cpu-'))
+  stores = await createTestStores(dir)
+  service = await spawnService({ ...stores.env, LOG_LEVEL: 'warn', PETSTORE_PUBLIC_PER_MINUTE: '1000000' })
+  await waitUntilHealthy(service)
+})
+afterAll(async () => {
+  agent.destroy()
+  await killService(service)
+  await stores.drop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** CPU ticks the service process has used so far. */
+function cpuTicks(): number {
+  const fields = readFileSync(`/proc/${service.child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name.
+  return Number(fields[11]) + Number(fields[12])
+}
+
+function fetchDocument(host: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const sent = request({ port: service.port, path, headers: { host }, agent }, (response) => {
+      response.resume()
+      response.on('end', () => resolve(response.statusCode ?? 0))
+    })
+    sent.on('error', reject)
+    sent.end()
+  })
+}
+
+/** CPU ticks of one batch; `hostOf(i)` names the Host of request i. */
+async function batchTicks(path: string, hostOf: (i: number) => string): Promise<number> {
+  const before = cpuTicks()
+  for (let i = 0; i < BATCH; i += 4) {
+    const statuses = await Promise.all([0, 1, 2, 3].map((j) => fetchDocument(hostOf(i + j), path)))
+    expect(statuses).toEqual([200, 200, 200, 200])
+  }
+  return cpuTicks() - before
+}
+
+let fresh = 0
+test.each(['/v1/openapi.json', '/v1/docs/yaml'])(
+  '%s: a new Host every request costs at most twice the CPU of one known Host',
+  async (path) => {
+    await batchTicks(path, () => 'known.example')
+    let known = 0
+    let unseen = 0
+    for (let round = 0; round < ROUNDS; round++) {
+      known += await batchTicks(path, () => 'known.example')
+      unseen += await batchTicks(path, () => `h${fresh++}.example:8080`)
+    }
+    console.info(`${path}: ${ROUNDS * BATCH} requests each, CPU ticks known ${known}, new Hosts ${unseen}`)
+    // Before the fix a new Host cost about 40 times a known one (a rendering each).
+    expect(unseen).toBeLessThanOrEqual(Math.max(2 * known, known + 10))
+  },
+  60_000,
+)
