@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
+# The balancer recipe (deploy/haproxy.cfg) is tested with Debian's HAProxy.
+command -v haproxy >/dev/null || missing+=(haproxy)
 [ -n "$(pg_bin)" ] || missing+=(postgresql)
 if ((${#missing[@]})); then
   echo "== installing ${missing[*]} from Debian's packages"

@@ -81,5 +81,10 @@ describe('compose.yaml', () => {
     expect(haproxy).toMatch(/server api1 api1:8080/)
     expect(haproxy).toMatch(/server api2 api2:8080/)
     expect(haproxy).toMatch(/bind :8080/)
+    // A dead instance's requests go to the other when that is safe (test/services/balancer.test.ts).
+    expect(haproxy).toMatch(/^ {2}option redispatch 1$/m)
+    expect(haproxy).toMatch(/^ {2}retry-on conn-failure empty-response$/m)
+    expect(haproxy).toMatch(/disable-l7-retry unless idempotent \|\| METH_POST has_idempotency_key/)
+    expect(haproxy).toMatch(/observe layer4 error-limit 1 on-error mark-down/)
   })
 })
