@@ -107,7 +107,8 @@ describe('the OpenAPI document', () => {
   })
 
   test('two Hosts get documents that differ only in the base address, each with a stable ETag of its own', async () => {
-    const app = (t = await buildTestApp()).app
+    t = await buildTestApp()
+    const { app } = t
     const get = (host: string, url = '/v1/openapi.json') =>
       app.inject({ method: 'GET', url, headers: { host } })
     const [a, b, again] = await Promise.all([get('a.example'), get('[::1]:8443'), get('a.example')])

@@ -74,8 +74,10 @@ export function createDocuments(
 
   return (baseUrl: string): RenderedDocument => {
     if (baseUrl !== config.productionUrl && baseUrl !== config.stagingUrl) return withBase(baseUrl)
-    let document = own.get(baseUrl)
-    if (!document) own.set(baseUrl, (document = rendered(baseUrl)))
+    const known = own.get(baseUrl)
+    if (known) return known
+    const document = rendered(baseUrl)
+    own.set(baseUrl, document)
     return document
   }
 }
