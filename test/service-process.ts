@@ -52,6 +52,13 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   return { child, port, stdout: () => stdout, stderr: () => stderr, exited }
 }
 
+/** `count` processes of the service on one `env` (a shared database: they migrate it under a lock), each healthy. */
+export async function spawnInstances(count: number, env: Record<string, string>): Promise<Service[]> {
+  const instances = await Promise.all(Array.from({ length: count }, () => spawnService(env)))
+  await Promise.all(instances.map((service) => waitUntilHealthy(service)))
+  return instances
+}
+
 /** SIGKILLs the service if it still runs and waits for it to be gone. */
 export async function killService(service: Pick<Service, 'child'>): Promise<void> {
   const { child } = service

@@ -7,14 +7,7 @@ import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { storedPets } from '../crash-scenario.js'
-import {
-  freePort,
-  issueUnlimitedKey,
-  killService,
-  type Service,
-  spawnService,
-  waitUntilHealthy,
-} from '../service-process.js'
+import { freePort, issueUnlimitedKey, killService, type Service, spawnInstances } from '../service-process.js'
 import { createTestDatabase, isolatedRedisUrl } from './test-stores.js'
 
 /**
@@ -54,10 +47,7 @@ beforeAll(async () => {
   database = await createTestDatabase()
   dir = mkdtempSync(join(tmpdir(), 'petstore-balancer-'))
   const env = { DATABASE_URL: database.url, REDIS_URL: isolatedRedisUrl(), LOG_LEVEL: 'info' }
-  instances = [await spawnService(env)]
-  await waitUntilHealthy(instances[0] as Service)
-  instances.push(await spawnService(env))
-  await waitUntilHealthy(instances[1] as Service)
+  instances = await spawnInstances(2, env)
   key = (await issueUnlimitedKey(env, dir)).key
   balancerPort = await freePort()
   const config = join(dir, 'haproxy.cfg')

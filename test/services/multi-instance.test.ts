@@ -8,6 +8,7 @@ import {
   killService,
   runCli,
   type Service,
+  spawnInstances,
   spawnService,
   waitUntilHealthy,
 } from '../service-process.js'
@@ -24,8 +25,7 @@ beforeAll(async () => {
   database = await createTestDatabase()
   dir = mkdtempSync(join(tmpdir(), 'petstore-instances-'))
   env = { DATABASE_URL: database.url, REDIS_URL: isolatedRedisUrl(), LOG_LEVEL: 'warn' }
-  instances = await Promise.all([spawnService(env), spawnService(env), spawnService(env)])
-  await Promise.all(instances.map((service) => waitUntilHealthy(service)))
+  instances = await spawnInstances(3, env)
 })
 
 afterAll(async () => {

@@ -4,13 +4,7 @@ import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import pg from 'pg'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import {
-  issueUnlimitedKey,
-  killService,
-  type Service,
-  spawnService,
-  waitUntilHealthy,
-} from '../service-process.js'
+import { issueUnlimitedKey, killService, type Service, spawnInstances } from '../service-process.js'
 import { createTestDatabase, isolatedRedisUrl } from './test-stores.js'
 
 /**
@@ -31,11 +25,7 @@ beforeAll(async () => {
   database = await createTestDatabase()
   dir = mkdtempSync(join(tmpdir(), 'petstore-one-sale-'))
   const env = { DATABASE_URL: database.url, REDIS_URL: isolatedRedisUrl(), LOG_LEVEL: 'warn' }
-  // One instance first, so that the others find the database migrated.
-  instances = [await spawnService(env)]
-  await waitUntilHealthy(instances[0] as Service)
-  instances.push(await spawnService(env), await spawnService(env))
-  await Promise.all(instances.map((service) => waitUntilHealthy(service)))
+  instances = await spawnInstances(3, env)
   accounts = await Promise.all(Array.from({ length: 4 }, () => issueUnlimitedKey(env, dir)))
   db = new pg.Client({ connectionString: database.url })
   await db.connect()
