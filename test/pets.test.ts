@@ -141,7 +141,7 @@ describe('listPets', () => {
 test('a walk over all pages sees every pre-existing pet exactly once while others are created', async () => {
   const existing = (await getPage('/v1/pets?limit=100')).pets.map((pet) => pet.id)
   for (let i = 0; i < 30; i++) await createPet({ name: `Walk ${i}`, categoryId: 2 })
-  const before = (await t.deps.pets.listPets({ limit: 100 })).pets.map((pet) => pet.id)
+  const before = (await t.deps.pets.listPets({ limit: 100 })).items.map((pet) => pet.id)
   expect(before.length).toBeGreaterThan(existing.length)
 
   const seen: number[] = []

@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 import { callerKeyOf } from '../http/guard.js'
 import { countHeader, publicUrlOf } from '../http/public-url.js'
+import { nextPageLink } from '../pagination/link.js'
 import { CreatePetHeaders } from '../pets/pets.responses.js'
 import { ref } from '../schema-ref.js'
 import type { InventoryCounter } from './inventory.service.js'
@@ -75,11 +76,15 @@ export function registerOrderRoutes(
       const { limit = 20, status, cursor } = request.query
       const page = await orders.listOrders({ apiKeyId: callerKeyOf(request).id, limit, status, cursor })
       if (page.nextCursor) {
-        const filter = status === undefined ? '' : `&status=${status}`
-        const next = `${publicUrlOf(config, request)}/store/orders?limit=${limit}${filter}&cursor=${page.nextCursor}`
-        reply.header('link', `<${next}>; rel="next"`)
+        const link = nextPageLink(
+          publicUrlOf(config, request),
+          '/store/orders',
+          { limit, status },
+          page.nextCursor,
+        )
+        reply.header('link', link)
       }
-      return page.orders
+      return page.items
     },
   )
 

@@ -7,7 +7,7 @@ import {
   findIdempotencyRecord,
   reclaimIdempotencyKey,
 } from '../idempotency/idempotency.repository.js'
-import { decodeCursor, encodeCursor } from '../pets/pets.cursor.js'
+import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { IDEMPOTENCY_TTL_MS } from '../pets/pets.service.js'
 import { sha256 } from '../sha256.js'
 import { ordersRepository as repository, toOrder } from './orders.repository.js'
@@ -25,10 +25,7 @@ const PET_AFTER: Partial<Record<OrderStatus, 'available' | 'sold'>> = {
   cancelled: 'available',
 }
 
-export interface OrderPage {
-  orders: Order[]
-  nextCursor?: string
-}
+export type OrderPage = Page<Order>
 
 export type OrderService = ReturnType<typeof createOrderService>
 
@@ -86,13 +83,9 @@ export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
     status?: OrderStatus
     cursor?: string
   }) {
-    const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor)
+    const afterId = afterIdOf(query.cursor)
     const rows = await repository.listOrders(handle.db, { ...query, afterId, limit: query.limit + 1 })
-    const orders = rows.slice(0, query.limit)
-    const page: OrderPage = { orders }
-    const last = orders.at(-1)
-    if (rows.length > query.limit && last) page.nextCursor = encodeCursor(last.id)
-    return page
+    return keysetPage(rows, query.limit)
   }
 
   /** Moves the order to `to`, and its pet with it, or 409 `invalid_transition` naming where it is. */

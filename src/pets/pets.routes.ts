@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 import { callerKeyOf } from '../http/guard.js'
 import { countHeader, publicUrlOf } from '../http/public-url.js'
+import { nextPageLink } from '../pagination/link.js'
 import { ref } from '../schema-ref.js'
 import { deprecationHeaders } from './pets.deprecation.js'
 import { etagOf } from './pets.etag.js'
@@ -40,14 +41,15 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
       if (id !== undefined) return reply.send(await listByIds(id, status, cursor))
       const page = await pets.listPets({ limit, status, cursor })
       if (page.nextCursor) {
-        const filter = status === undefined ? '' : `&status=${status}`
-        const next = `${publicUrlOf(config, request)}/pets?limit=${limit}${filter}&cursor=${page.nextCursor}`
-        reply.header('link', `<${next}>; rel="next"`)
+        reply.header(
+          'link',
+          nextPageLink(publicUrlOf(config, request), '/pets', { limit, status }, page.nextCursor),
+        )
       }
       let body = pageBodies.get(page)
       if (body === undefined) {
-        // The route's own response serializer: the same bytes as returning `page.pets`.
-        body = reply.serialize(page.pets) as string
+        // The route's own response serializer: the same bytes as returning `page.items`.
+        body = reply.serialize(page.items) as string
         pageBodies.set(page, body)
       }
       return reply.type(JSON_TYPE).send(body as never)

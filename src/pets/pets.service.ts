@@ -13,8 +13,8 @@ import {
   purgeIdempotencyKeys,
   reclaimIdempotencyKey,
 } from '../idempotency/idempotency.repository.js'
+import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { sha256 } from '../sha256.js'
-import { decodeCursor, encodeCursor } from './pets.cursor.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
 import { normalisePetName } from './pets.name.js'
 import { createPetRepository, type PetChanges, type PetRecord } from './pets.repository.js'
@@ -23,11 +23,7 @@ import type { NewPet, Pet, PetStatus } from './pets.schemas.js'
 /** Idempotency records are kept for 24 hours (contract §7). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 
-export interface PetPage {
-  pets: Pet[]
-  /** Present when another page follows. */
-  nextCursor?: string
-}
+export type PetPage = Page<Pet>
 
 export interface PageQuery {
   limit: number
@@ -73,16 +69,12 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
   /** A page of pets; the same query gives the same (frozen) page object while nothing was written. */
   async function listPets(query: PageQuery): Promise<PetPage> {
     // The cursor is judged before the cache is asked: an input gets one verdict whatever is cached.
-    const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor)
+    const afterId = afterIdOf(query.cursor)
     const cacheKey = `${query.limit}|${query.status ?? ''}|${afterId}`
     const { value, token } = pages.lookup(cacheKey)
     if (value) return value
-    // One row more than asked tells whether a next page exists without a count.
     const rows = await repository.listPetsAfter({ afterId, status: query.status, limit: query.limit + 1 })
-    const pets = rows.slice(0, query.limit)
-    const last = pets.at(-1)
-    const page: PetPage = { pets }
-    if (rows.length > query.limit && last) page.nextCursor = encodeCursor(last.id)
+    const page = keysetPage(rows, query.limit)
     return pages.store(cacheKey, token, Object.freeze(page))
   }
 

@@ -53,7 +53,7 @@ test('creates and reads pets with exact int64 values and no status when none was
 
 test('a walk over all pages sees every existing pet exactly once while others are created', async () => {
   for (let i = 0; i < 25; i++) await create({ name: `Walk ${i}`, categoryId: 2 })
-  const before = (await t.deps.pets.listPets({ limit: 100 })).pets.map((pet) => pet.id)
+  const before = (await t.deps.pets.listPets({ limit: 100 })).items.map((pet) => pet.id)
   const seen: number[] = []
   let url: string | undefined = '/v1/pets?limit=6'
   while (url) {

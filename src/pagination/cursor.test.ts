@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest'
 import { AppError } from '../errors.js'
-import { decodeCursor, encodeCursor } from './pets.cursor.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
 
 test('a cursor decodes to the id it was made from', () => {
   for (const id of [1, 42, 9007199254740991]) expect(decodeCursor(encodeCursor(id))).toBe(id)
