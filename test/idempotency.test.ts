@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { IDEMPOTENCY_TTL_MS } from '../src/pets/pets.service.js'
+import { IDEMPOTENCY_TTL_MS } from '../src/idempotency/idempotency.js'
 import { buildTestApp, countPets, type TestApp } from './helpers.js'
 
 let t: TestApp
@@ -139,5 +139,37 @@ describe('Idempotency-Key on createPet', () => {
       1,
     )
     for (const response of inFlight) expect(response.json().code).toBe('idempotency_key_in_use')
+  })
+})
+
+describe('one flow for every operation that takes an Idempotency-Key', () => {
+  const placeOrder = (petId: number, idempotencyKey: string | string[]) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/store/orders',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'idempotency-key': idempotencyKey,
+      },
+      payload: { petId },
+    })
+
+  test('createPet and placeOrder refuse a reused key and a key sent twice with the same words', async () => {
+    const pet = (await create({ name: 'Shared', categoryId: 1, status: 'available' })).json()
+    const other = (await create({ name: 'Other', categoryId: 1, status: 'available' })).json()
+    await create({ name: 'Rex', categoryId: 1 }, 'shared-flow-1')
+    const petReused = await create({ name: 'Max', categoryId: 1 }, 'shared-flow-1')
+    expect((await placeOrder(pet.id, 'shared-flow-2')).statusCode).toBe(201)
+    const orderReused = await placeOrder(other.id, 'shared-flow-2')
+    expect([petReused.statusCode, orderReused.statusCode]).toEqual([422, 422])
+    expect(orderReused.json().message).toBe(petReused.json().message)
+    // A key used for one operation is another request for the other.
+    expect((await placeOrder(pet.id, 'shared-flow-1')).json().code).toBe('idempotency_key_reused')
+    const twice = await placeOrder(other.id, ['k', 'k'])
+    expect(twice.json()).toMatchObject({
+      code: 'invalid_request',
+      message: 'Idempotency-Key must be sent once',
+    })
   })
 })

@@ -3,8 +3,8 @@ import type { Clock } from '../clock.js'
 import { AppError } from '../errors.js'
 import type { Decision, Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
 import { ipSubject, keySubject } from '../rate-limit/subjects.js'
+import { countHeader } from './header-lines.js'
 import type { Metrics } from './metrics.js'
-import { countHeader } from './public-url.js'
 import { retryAfterOf } from './reply.js'
 
 /**

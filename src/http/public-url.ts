@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
+import { countHeader } from './header-lines.js'
 
 const HOST_NAME =
   /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
@@ -31,13 +32,6 @@ export function publicUrlOf(config: Config, request: FastifyRequest): string {
 export function baseAddressHeaders(config: Config): string | undefined {
   if (config.publicUrl) return undefined
   return config.trustProxy === false ? 'Host' : 'Host, X-Forwarded-Host, X-Forwarded-Proto'
-}
-
-/** How many times a header was sent (Node joins or drops repeats); `rawHeaders` alternates names and values. */
-export function countHeader(rawHeaders: readonly string[], name: string): number {
-  let count = 0
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === name) count++
-  return count
 }
 
 /** RFC 9112 §3.2: a request with more than one Host header line is a 400, whatever its path. */

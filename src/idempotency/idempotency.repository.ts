@@ -1,12 +1,13 @@
 import type { Db } from '../db/database.js'
 
+/** What a request made: a pet, or an order. */
+export type Made = { petId: number } | { orderId: number }
+
 /** What an earlier request with the same API key and Idempotency-Key left. */
 export interface IdempotencyRecord {
   requestHash: string
-  /** Null only inside the transaction that creates the pet: never visible to another request. */
-  petId: number | null
-  /** Set when the request placed an order instead. */
-  orderId: number | null
+  /** Null only inside the transaction that makes the thing: never visible to another request. */
+  made: Made | null
   createdAt: number
 }
 
@@ -48,14 +49,10 @@ export async function findIdempotencyRecord(
     .where('api_key_id', '=', apiKeyId)
     .where('key', '=', key)
     .executeTakeFirst()
-  return (
-    row && {
-      requestHash: row.request_hash,
-      petId: row.pet_id,
-      orderId: row.order_id,
-      createdAt: row.created_at,
-    }
-  )
+  if (!row) return undefined
+  const made =
+    row.pet_id !== null ? { petId: row.pet_id } : row.order_id !== null ? { orderId: row.order_id } : null
+  return { requestHash: row.request_hash, made, createdAt: row.created_at }
 }
 
 /** Starts an expired record afresh for a new request. */
@@ -68,16 +65,16 @@ export async function reclaimIdempotencyKey(db: Db, claim: IdempotencyClaim): Pr
     .execute()
 }
 
-/** Records what the request made: a pet, or (`{ orderId }`) an order. */
+/** Records what the request made. */
 export async function completeIdempotencyKey(
   db: Db,
   apiKeyId: number,
   key: string,
-  made: number | { orderId: number },
+  made: Made,
 ): Promise<void> {
   await db
     .updateTable('idempotency_keys')
-    .set(typeof made === 'number' ? { pet_id: made } : { order_id: made.orderId })
+    .set('petId' in made ? { pet_id: made.petId } : { order_id: made.orderId })
     .where('api_key_id', '=', apiKeyId)
     .where('key', '=', key)
     .execute()

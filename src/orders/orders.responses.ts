@@ -5,6 +5,7 @@ import {
   errorResponse,
   INSUFFICIENT_SCOPE,
 } from '../http/error.schemas.js'
+import { IDEMPOTENCY_MESSAGES } from '../idempotency/idempotency.js'
 import { ref } from '../schema-ref.js'
 import { Inventory, Order, Orders } from './orders.schemas.js'
 
@@ -40,7 +41,7 @@ export const placeOrderResponses = {
   422: errorResponse({
     idempotency_key_reused: {
       when: 'the Idempotency-Key was used with another request',
-      message: 'this Idempotency-Key was used with another request; use a new key',
+      message: IDEMPOTENCY_MESSAGES.idempotency_key_reused,
     },
   }),
   ...COMMON_ERRORS,

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
-import { AppError } from '../errors.js'
 import { callerKeyOf } from '../http/guard.js'
-import { countHeader, publicUrlOf } from '../http/public-url.js'
+import { publicUrlOf } from '../http/public-url.js'
+import { idempotencyKeyOf } from '../idempotency/idempotency.js'
 import { nextPageLink } from '../pagination/link.js'
 import { CreatePetHeaders } from '../pets/pets.responses.js'
 import { ref } from '../schema-ref.js'
@@ -45,13 +45,10 @@ export function registerOrderRoutes(
       },
     },
     async (request, reply) => {
-      if (countHeader(request.raw.rawHeaders, 'idempotency-key') > 1) {
-        throw new AppError('invalid_request', 'Idempotency-Key must be sent once')
-      }
       const { order, replayed } = await orders.placeOrder({
         apiKeyId: callerKeyOf(request).id,
         petId: request.body.petId,
-        idempotencyKey: request.headers['idempotency-key'],
+        idempotencyKey: idempotencyKeyOf(request.raw),
       })
       if (replayed) reply.header('idempotent-replayed', 'true')
       return reply.code(201).send(order)

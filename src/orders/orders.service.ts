@@ -1,15 +1,8 @@
 import type { Clock } from '../clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  findIdempotencyRecord,
-  reclaimIdempotencyKey,
-} from '../idempotency/idempotency.repository.js'
+import { keyInUse, runOnce } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
-import { IDEMPOTENCY_TTL_MS } from '../pets/pets.service.js'
-import { sha256 } from '../sha256.js'
 import { ordersRepository as repository, toOrder } from './orders.repository.js'
 import type { Order, OrderStatus } from './orders.schemas.js'
 
@@ -36,31 +29,25 @@ export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
   /** Places an order; with an Idempotency-Key a retry returns the first order (`replayed`). */
   async function placeOrder(input: { apiKeyId: number; petId: number; idempotencyKey?: string | undefined }) {
     const now = clock.now()
-    const requestHash = sha256(`order:${input.petId}`)
     return handle.write(async (trx) => {
-      if (input.idempotencyKey !== undefined) {
-        const claim = { apiKeyId: input.apiKeyId, key: input.idempotencyKey, requestHash, createdAt: now }
-        if (!(await claimIdempotencyKey(trx, claim))) {
-          const record = await findIdempotencyRecord(trx, claim.apiKeyId, claim.key)
-          if (record && record.createdAt > now - IDEMPOTENCY_TTL_MS) {
-            if (record.requestHash !== requestHash || record.orderId === null) {
-              throw new AppError(
-                'idempotency_key_reused',
-                'this Idempotency-Key was used with another request; use a new key',
-              )
-            }
-            const first = await repository.findOrder(trx, input.apiKeyId, record.orderId)
-            if (first) return { order: toOrder(first), replayed: true }
-          }
-          await reclaimIdempotencyKey(trx, claim)
-        }
+      const place = async () => {
+        if (!(await repository.reservePet(trx, input.petId))) throw await unavailable(trx, input.petId)
+        return repository.insertOrder(trx, input.apiKeyId, input.petId, now)
       }
-      if (!(await repository.reservePet(trx, input.petId))) throw await unavailable(trx, input.petId)
-      const order = await repository.insertOrder(trx, input.apiKeyId, input.petId, now)
-      if (input.idempotencyKey !== undefined) {
-        await completeIdempotencyKey(trx, input.apiKeyId, input.idempotencyKey, { orderId: order.id })
+      if (input.idempotencyKey === undefined) return { order: await place(), replayed: false }
+      const request = {
+        apiKeyId: input.apiKeyId,
+        key: input.idempotencyKey,
+        request: `order:${input.petId}`,
+        now,
       }
-      return { order, replayed: false }
+      const outcome = await runOnce(trx, request, place, (order) => ({ orderId: order.id }))
+      if ('performed' in outcome) return { order: outcome.performed, replayed: false }
+      const made = outcome.replayOf
+      const first =
+        'orderId' in made ? await repository.findOrder(trx, input.apiKeyId, made.orderId) : undefined
+      if (!first) throw keyInUse()
+      return { order: toOrder(first), replayed: true }
     })
   }
 

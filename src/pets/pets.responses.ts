@@ -6,6 +6,7 @@ import {
   errorResponse,
   INSUFFICIENT_SCOPE,
 } from '../http/error.schemas.js'
+import { IDEMPOTENCY_MESSAGES } from '../idempotency/idempotency.js'
 import { ref } from '../schema-ref.js'
 import { Pet, Pets } from './pets.schemas.js'
 
@@ -53,14 +54,14 @@ export const createPetResponses = {
   409: errorResponse({
     idempotency_key_in_use: {
       when: 'a request with this Idempotency-Key is still in flight',
-      message: 'a request with this Idempotency-Key is in flight; retry shortly',
+      message: IDEMPOTENCY_MESSAGES.idempotency_key_in_use,
     },
   }),
   ...BODY_ERRORS,
   422: errorResponse({
     idempotency_key_reused: {
       when: 'the Idempotency-Key was used with a different body',
-      message: 'this Idempotency-Key was used with a different body; use a new key',
+      message: IDEMPOTENCY_MESSAGES.idempotency_key_reused,
     },
   }),
   ...COMMON_ERRORS,

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 import { callerKeyOf } from '../http/guard.js'
-import { countHeader, publicUrlOf } from '../http/public-url.js'
+import { publicUrlOf } from '../http/public-url.js'
+import { idempotencyKeyOf } from '../idempotency/idempotency.js'
 import { nextPageLink } from '../pagination/link.js'
 import { ref } from '../schema-ref.js'
 import { deprecationHeaders } from './pets.deprecation.js'
@@ -74,14 +75,10 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
       },
     },
     async (request, reply) => {
-      // Node joins repeated headers with ", ", which would silently make a different key.
-      if (countHeader(request.raw.rawHeaders, 'idempotency-key') > 1) {
-        throw new AppError('invalid_request', 'Idempotency-Key must be sent once')
-      }
       const { pet, replayed } = await pets.createPet({
         apiKeyId: callerKeyOf(request).id,
         newPet: request.body,
-        idempotencyKey: request.headers['idempotency-key'],
+        idempotencyKey: idempotencyKeyOf(request.raw),
       })
       if (replayed) reply.header('idempotent-replayed', 'true')
       // A new pet is at version 1; a replayed one may have changed since: its ETag is left out.

@@ -4,24 +4,13 @@ import { createFreshCache } from '../db/fresh-cache.js'
 import { createGroupCommit } from '../db/group-commit.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  findIdempotencyRecord,
-  type IdempotencyClaim,
-  type IdempotencyRecord,
-  purgeIdempotencyKeys,
-  reclaimIdempotencyKey,
-} from '../idempotency/idempotency.repository.js'
+import { expiredBefore, keyInUse, runOnce } from '../idempotency/idempotency.js'
+import { purgeIdempotencyKeys } from '../idempotency/idempotency.repository.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
-import { sha256 } from '../sha256.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
 import { normalisePetName } from './pets.name.js'
 import { createPetRepository, type PetChanges, type PetRecord } from './pets.repository.js'
 import type { NewPet, Pet, PetStatus } from './pets.schemas.js'
-
-/** Idempotency records are kept for 24 hours (contract §7). */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 
 export type PetPage = Page<Pet>
 
@@ -80,47 +69,29 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
 
   async function createPet(input: CreatePetInput): Promise<CreatedPet> {
     const fields: NewPet = { ...input.newPet, name: normalisePetName(input.newPet.name) }
+    const now = clock.now()
     if (input.idempotencyKey === undefined) {
-      return { pet: await insertGrouped({ pet: fields, createdAt: clock.now() }), replayed: false }
+      return { pet: await insertGrouped({ pet: fields, createdAt: now }), replayed: false }
     }
-    const claim: IdempotencyClaim = {
+    const request = {
       apiKeyId: input.apiKeyId,
       key: input.idempotencyKey,
-      requestHash: hashRequest(input.newPet),
-      createdAt: clock.now(),
+      request: canonicalRequest(input.newPet),
+      now,
     }
-    // Claim, insert and completion commit together: a crash leaves neither a pet nor a stale marker.
-    const outcome = await handle.write(async (trx) => {
-      if (!(await claimIdempotencyKey(trx, claim))) {
-        const record = await findIdempotencyRecord(trx, claim.apiKeyId, claim.key)
-        if (record && record.createdAt > claim.createdAt - IDEMPOTENCY_TTL_MS) {
-          return { pet: undefined, replayOf: record }
-        }
-        await reclaimIdempotencyKey(trx, claim)
-      }
-      const pet = await repository.insertPet(trx, fields, claim.createdAt)
-      await completeIdempotencyKey(trx, claim.apiKeyId, claim.key, pet.id)
-      return { pet, replayOf: undefined }
-    })
-    if (outcome.replayOf) return replay(outcome.replayOf, claim)
-    return { pet: outcome.pet as Pet, replayed: false }
-  }
-
-  /** The pet an earlier request created: read after that request committed, on the usual read path. */
-  async function replay(record: IdempotencyRecord, claim: IdempotencyClaim): Promise<CreatedPet> {
-    if (record.requestHash !== claim.requestHash) {
-      throw new AppError(
-        'idempotency_key_reused',
-        'this Idempotency-Key was used with a different body; use a new key',
-      )
-    }
-    const pet = record.petId === null ? undefined : (await repository.findPetById(record.petId))?.pet
-    if (!pet) {
-      throw new AppError(
-        'idempotency_key_in_use',
-        'a request with this Idempotency-Key is in flight; retry shortly',
-      )
-    }
+    const outcome = await handle.write((trx) =>
+      runOnce(
+        trx,
+        request,
+        () => repository.insertPet(trx, fields, now),
+        (pet) => ({ petId: pet.id }),
+      ),
+    )
+    if ('performed' in outcome) return { pet: outcome.performed, replayed: false }
+    // The earlier pet, read after this transaction on the usual read path.
+    const made = outcome.replayOf
+    const pet = 'petId' in made ? (await repository.findPetById(made.petId))?.pet : undefined
+    if (!pet) throw keyInUse()
     return { pet, replayed: true }
   }
 
@@ -180,7 +151,7 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
     /** GET /pets?id=...: those that exist, ascending. */
     listPetsByIds: (ids: readonly number[], status?: PetStatus) => repository.listPetsByIds(ids, status),
     purgeExpiredIdempotencyKeys: () =>
-      handle.write((trx) => purgeIdempotencyKeys(trx, clock.now() - IDEMPOTENCY_TTL_MS)),
+      handle.write((trx) => purgeIdempotencyKeys(trx, expiredBefore(clock.now()))),
   }
 }
 
@@ -198,8 +169,7 @@ function refuseStatusChange(id: number, hold: 'open' | 'delivered' | undefined):
   }
 }
 
-/** The same body, whatever its key order or white space, hashes the same. */
-function hashRequest(newPet: NewPet): string {
-  const canonical = JSON.stringify([newPet.name, newPet.categoryId, newPet.status ?? null])
-  return sha256(canonical)
+/** The same body, whatever its key order or white space, is the same request. */
+function canonicalRequest(newPet: NewPet): string {
+  return JSON.stringify([newPet.name, newPet.categoryId, newPet.status ?? null])
 }

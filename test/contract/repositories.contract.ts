@@ -103,15 +103,15 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       expect(await claimIdempotencyKey(db, { ...claim, requestHash: 'h2' })).toBe(false)
       expect(await claimIdempotencyKey(db, { ...claim, apiKeyId: other.id })).toBe(true)
       const pet = await pets.insertPet(db, { name: 'Rex', categoryId: 1 }, T0)
-      await completeIdempotencyKey(db, apiKey.id, 'k1', pet.id)
+      await completeIdempotencyKey(db, apiKey.id, 'k1', { petId: pet.id })
       expect(await findIdempotencyRecord(db, apiKey.id, 'k1')).toMatchObject({
         requestHash: 'h1',
-        petId: pet.id,
+        made: { petId: pet.id },
       })
       await reclaimIdempotencyKey(db, { ...claim, requestHash: 'h3', createdAt: T0 + 10 })
       expect(await findIdempotencyRecord(db, apiKey.id, 'k1')).toMatchObject({
         requestHash: 'h3',
-        petId: null,
+        made: null,
       })
       expect(await purgeIdempotencyKeys(db, T0 + 5)).toBe(1)
       expect(await findIdempotencyRecord(db, other.id, 'k1')).toBeUndefined()

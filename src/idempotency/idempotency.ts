@@ -1,0 +1,88 @@
+import type { IncomingMessage } from 'node:http'
+import type { Db } from '../db/database.js'
+import { AppError } from '../errors.js'
+import { countHeader } from '../http/header-lines.js'
+import { sha256 } from '../sha256.js'
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  findIdempotencyRecord,
+  type Made,
+  reclaimIdempotencyKey,
+} from './idempotency.repository.js'
+
+/** Idempotency records are kept for 24 hours (CONTRACT §7). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+
+/** One request that may carry an Idempotency-Key, as an operation describes it. */
+export interface IdempotentRequest {
+  /** The account: keys are scoped to it. */
+  apiKeyId: number
+  key: string
+  /**
+   * The request in a canonical form, which no other operation's can equal (`order:42`; a pet's is a JSON
+   * array, `["Rex",1,null]`): the same request gives the same text, whatever its key order or white space.
+   */
+  request: string
+  now: number
+}
+
+export type Outcome<T> = { performed: T } | { replayOf: Made }
+
+/**
+ * Runs `perform` at most once per account and Idempotency-Key within 24 hours, inside the caller's write
+ * transaction: the claim, the operation and the record of what it made commit together, so a crash leaves
+ * neither a half-made thing nor a stale marker, and a concurrent duplicate waits on the claim and then
+ * finds the record. A repeat of the same request gets `replayOf` (what the first one made, for the caller
+ * to read and return); the same key with another request is 422 `idempotency_key_reused`.
+ */
+export async function runOnce<T>(
+  trx: Db,
+  request: IdempotentRequest,
+  perform: () => Promise<T>,
+  madeOf: (performed: T) => Made,
+): Promise<Outcome<T>> {
+  const claim = {
+    apiKeyId: request.apiKeyId,
+    key: request.key,
+    requestHash: sha256(request.request),
+    createdAt: request.now,
+  }
+  if (!(await claimIdempotencyKey(trx, claim))) {
+    const record = await findIdempotencyRecord(trx, claim.apiKeyId, claim.key)
+    if (record && record.createdAt > request.now - IDEMPOTENCY_TTL_MS) {
+      if (record.requestHash !== claim.requestHash) throw keyReused()
+      if (record.made) return { replayOf: record.made }
+      throw keyInUse()
+    }
+    await reclaimIdempotencyKey(trx, claim)
+  }
+  const performed = await perform()
+  await completeIdempotencyKey(trx, claim.apiKeyId, claim.key, madeOf(performed))
+  return { performed }
+}
+
+/** The Idempotency-Key a request carries, if any: sent once, since Node joins repeats into another key. */
+export function idempotencyKeyOf(request: IncomingMessage): string | undefined {
+  const key = request.headers['idempotency-key']
+  if (key !== undefined && countHeader(request.rawHeaders, 'idempotency-key') > 1) {
+    throw new AppError('invalid_request', 'Idempotency-Key must be sent once')
+  }
+  return typeof key === 'string' ? key : undefined
+}
+
+/** The messages of the two refusals, for every operation that takes an Idempotency-Key (and its docs). */
+export const IDEMPOTENCY_MESSAGES = {
+  idempotency_key_reused: 'this Idempotency-Key was used with a different request; use a new key',
+  idempotency_key_in_use: 'a request with this Idempotency-Key is in flight; retry shortly',
+} as const
+
+export const keyReused = () =>
+  new AppError('idempotency_key_reused', IDEMPOTENCY_MESSAGES.idempotency_key_reused)
+
+/** A record whose request has not made its thing yet: only while that request is in flight. */
+export const keyInUse = () =>
+  new AppError('idempotency_key_in_use', IDEMPOTENCY_MESSAGES.idempotency_key_in_use)
+
+/** Records created before this instant have expired (purged every 10 minutes: deps.ts). */
+export const expiredBefore = (now: number) => now - IDEMPOTENCY_TTL_MS
