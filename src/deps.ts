@@ -13,7 +13,7 @@ import type { GuardDeps } from './http/guard.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { createLogger } from './logger.js'
 import { createInventoryCounter, type InventoryCounter } from './orders/inventory.service.js'
-import { ordersRepository } from './orders/orders.repository.js'
+import { createOrderRepository } from './orders/orders.repository.js'
 import { createOrderService, type OrderService } from './orders/orders.service.js'
 import { createPetService, type PetService } from './pets/pets.service.js'
 import { withFallback } from './rate-limit/fallback-store.js'
@@ -67,7 +67,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const writeHealth = trackWriteHealth(connectDatabase(config.database))
   const database = writeHealth.handle
   // Orders build on pets: the pet service asks them through this function, never imports them.
-  const pets = createPetService({ handle: database, clock, orderHold: ordersRepository.orderHoldOn })
+  const pets = createPetService({
+    handle: database,
+    clock,
+    orderHold: createOrderRepository(database).orderHoldOn,
+  })
   const metrics = createMetrics()
   const usage = createUsageRecorder({ handle: database, clock, logger })
   const inventory = createInventoryCounter({ handle: database, logger })

@@ -1,107 +1,98 @@
 import type { Selectable } from 'kysely'
 import type { Db, OrdersTable } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
 import type { Order, OrderStatus } from './orders.schemas.js'
 
 type OrderRow = Selectable<OrdersTable>
 
-export const toOrder = (row: OrderRow): Order => ({
+/** The one place a stored row becomes an Order. */
+const toOrder = (row: OrderRow): Order => ({
   id: row.id,
   petId: row.pet_id,
   status: row.status as OrderStatus,
   createdAt: new Date(row.created_at).toISOString(),
 })
 
-/** The only code that writes SQL for orders; every function takes the transaction (or handle) it runs in. */
-export const ordersRepository = {
-  async findOrder(db: Db, apiKeyId: number, id: number): Promise<OrderRow | undefined> {
-    return db
-      .selectFrom('orders')
-      .selectAll()
-      .where('id', '=', id)
-      .where('api_key_id', '=', apiKeyId)
-      .executeTakeFirst()
-  },
+export type OrderRepository = ReturnType<typeof createOrderRepository>
 
-  /** The account's orders with an id above `afterId`, ascending. */
-  async listOrders(
-    db: Db,
-    query: { apiKeyId: number; afterId: number; limit: number; status?: OrderStatus | undefined },
-  ): Promise<Order[]> {
-    let select = db
-      .selectFrom('orders')
-      .selectAll()
-      .where('api_key_id', '=', query.apiKeyId)
-      .where('id', '>', query.afterId)
-    if (query.status !== undefined) select = select.where('status', '=', query.status)
-    return (await select.orderBy('id').limit(query.limit).execute()).map(toOrder)
-  },
+/**
+ * The only code that writes SQL for orders (the pet's side of an order is the pets repository's). Reads
+ * on the request path go through the handle's prepared reads; what runs inside a transaction takes it.
+ */
+export function createOrderRepository(handle: DbHandle) {
+  const own = (db: Db, apiKeyId: number) =>
+    db.selectFrom('orders').selectAll().where('api_key_id', '=', apiKeyId)
+  const byId = handle.prepareRead((db, apiKeyId: number, id: number) =>
+    own(db, apiKeyId).where('id', '=', id),
+  )
+  const page = handle.prepareRead((db, apiKeyId: number, afterId: number, limit: number) =>
+    own(db, apiKeyId).where('id', '>', afterId).orderBy('id').limit(limit),
+  )
+  const pageByStatus = handle.prepareRead(
+    (db, apiKeyId: number, afterId: number, status: string, limit: number) =>
+      own(db, apiKeyId).where('id', '>', afterId).where('status', '=', status).orderBy('id').limit(limit),
+  )
 
-  /**
-   * Sets the pet `pending` if, and only if, it is available now: one statement, so of any number of
-   * concurrent orders for one pet exactly one changes it (PostgreSQL re-checks the condition after the
-   * row lock; SQLite has one writer).
-   */
-  async reservePet(db: Db, petId: number): Promise<boolean> {
-    const result = await db
-      .updateTable('pets')
-      .set((eb) => ({ status: 'pending', version: eb('version', '+', 1) }))
-      .where('id', '=', petId)
-      .where('status', '=', 'available')
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst()
-    return result.numUpdatedRows > 0n
-  },
+  return {
+    /** The account's order; another account's is as absent as a missing one. */
+    async findOrder(apiKeyId: number, id: number): Promise<Order | undefined> {
+      const [row] = await byId(apiKeyId, id)
+      return row && toOrder(row)
+    },
 
-  async insertOrder(db: Db, apiKeyId: number, petId: number, at: number): Promise<Order> {
-    const row = await db
-      .insertInto('orders')
-      .values({ api_key_id: apiKeyId, pet_id: petId, status: 'placed', created_at: at, updated_at: at })
-      .returningAll()
-      .executeTakeFirstOrThrow()
-    return toOrder(row)
-  },
+    /** The same, read inside a transaction (a replay, a transition). */
+    async findOrderIn(trx: Db, apiKeyId: number, id: number): Promise<Order | undefined> {
+      const row = await own(trx, apiKeyId).where('id', '=', id).executeTakeFirst()
+      return row && toOrder(row)
+    },
 
-  /** Moves the order from `from` to `to`; false when it was no longer at `from` (a concurrent change). */
-  async moveOrder(db: Db, id: number, from: OrderStatus, to: OrderStatus, at: number): Promise<boolean> {
-    const result = await db
-      .updateTable('orders')
-      .set({ status: to, updated_at: at })
-      .where('id', '=', id)
-      .where('status', '=', from)
-      .executeTakeFirst()
-    return result.numUpdatedRows > 0n
-  },
+    /** Keyset page of the account's orders with an id above `afterId`, ascending. */
+    async listOrders(query: {
+      apiKeyId: number
+      afterId: number
+      limit: number
+      status?: OrderStatus | undefined
+    }): Promise<Order[]> {
+      const rows =
+        query.status === undefined
+          ? await page(query.apiKeyId, query.afterId, query.limit)
+          : await pageByStatus(query.apiKeyId, query.afterId, query.status, query.limit)
+      return rows.map(toOrder)
+    },
 
-  async setPetStatus(db: Db, petId: number, status: 'available' | 'sold'): Promise<void> {
-    await db
-      .updateTable('pets')
-      .set((eb) => ({ status, version: eb('version', '+', 1) }))
-      .where('id', '=', petId)
-      .execute()
-  },
+    async insertOrder(trx: Db, apiKeyId: number, petId: number, at: number): Promise<Order> {
+      const row = await trx
+        .insertInto('orders')
+        .values({ api_key_id: apiKeyId, pet_id: petId, status: 'placed', created_at: at, updated_at: at })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+      return toOrder(row)
+    },
 
-  /**
-   * Whether an order holds the pet: `open` (placed or approved) before `delivered`; undefined when none
-   * does. Asked inside the pet's own write transaction, after its row was written (and so locked).
-   */
-  async orderHoldOn(db: Db, petId: number): Promise<'open' | 'delivered' | undefined> {
-    const rows = await db
-      .selectFrom('orders')
-      .select('status')
-      .where('pet_id', '=', petId)
-      .where('status', 'in', ['placed', 'approved', 'delivered'])
-      .execute()
-    if (rows.some((row) => row.status !== 'delivered')) return 'open'
-    return rows.length > 0 ? 'delivered' : undefined
-  },
+    /** Moves the order from `from` to `to`; false when it was no longer at `from` (a concurrent change). */
+    async moveOrder(trx: Db, id: number, from: OrderStatus, to: OrderStatus, at: number): Promise<boolean> {
+      const result = await trx
+        .updateTable('orders')
+        .set({ status: to, updated_at: at })
+        .where('id', '=', id)
+        .where('status', '=', from)
+        .executeTakeFirst()
+      return result.numUpdatedRows > 0n
+    },
 
-  async petStatusOf(db: Db, petId: number): Promise<string | null | undefined> {
-    const row = await db
-      .selectFrom('pets')
-      .select('status')
-      .where('id', '=', petId)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst()
-    return row === undefined ? undefined : row.status
-  },
+    /**
+     * Whether an order holds the pet: `open` (placed or approved) before `delivered`; undefined when none
+     * does. Asked inside the pet's own write transaction, after its row was written (and so locked).
+     */
+    async orderHoldOn(trx: Db, petId: number): Promise<'open' | 'delivered' | undefined> {
+      const rows = await trx
+        .selectFrom('orders')
+        .select('status')
+        .where('pet_id', '=', petId)
+        .where('status', 'in', ['placed', 'approved', 'delivered'])
+        .execute()
+      if (rows.some((row) => row.status !== 'delivered')) return 'open'
+      return rows.length > 0 ? 'delivered' : undefined
+    },
+  }
 }

@@ -122,5 +122,36 @@ export function createPetRepository(handle: DbHandle) {
         .executeTakeFirst()
       return result.numUpdatedRows > 0n
     },
+
+    /**
+     * Sets the pet `pending` if, and only if, it is available now (an order reserves it): one statement,
+     * so of any number of concurrent reservations exactly one changes it (PostgreSQL re-checks the
+     * condition after the row lock; SQLite has one writer).
+     */
+    async reservePet(trx: Db, id: number): Promise<boolean> {
+      const result = await trx
+        .updateTable('pets')
+        .set((eb) => ({ status: 'pending', version: eb('version', '+', 1) }))
+        .where('id', '=', id)
+        .where('status', '=', 'available')
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst()
+      return result.numUpdatedRows > 0n
+    },
+
+    /** Moves the pet an order delivered or cancelled (`sold`, `available`). */
+    async setPetStatus(trx: Db, id: number, status: 'available' | 'sold'): Promise<void> {
+      await trx
+        .updateTable('pets')
+        .set((eb) => ({ status, version: eb('version', '+', 1) }))
+        .where('id', '=', id)
+        .execute()
+    },
+
+    /** The live pet's status inside a transaction: null without one, undefined when there is no such pet. */
+    async petStatusIn(trx: Db, id: number): Promise<PetStatus | null | undefined> {
+      const row = await live(trx).where('id', '=', id).executeTakeFirst()
+      return row && (row.status as PetStatus | null)
+    },
   }
 }
