@@ -22,3 +22,11 @@ export function limitsFor(plan: Plan, custom: Partial<Limits> = {}): Limits {
 export function isPlan(value: string): value is Plan {
   return (PLANS as readonly string[]).includes(value)
 }
+
+/** What a key may call (CONTRACT §10): `read` only GET and HEAD, `write` every operation. */
+export const SCOPES = ['read', 'write'] as const
+export type Scope = (typeof SCOPES)[number]
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value)
+}

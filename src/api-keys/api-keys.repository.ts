@@ -2,10 +2,7 @@ import type { Selectable } from 'kysely'
 import type { ApiKeysTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import type { Limits } from '../rate-limit/rate-limit.port.js'
-import { isPlan, limitsFor, type Plan } from './api-keys.plans.js'
-
-export const SCOPES = ['read', 'write'] as const
-export type Scope = (typeof SCOPES)[number]
+import { isPlan, isScope, limitsFor, type Plan, type Scope } from './api-keys.plans.js'
 
 /** An issued key (its id is the account) as the service knows it; never holds a secret. */
 export interface ApiKey {
@@ -48,8 +45,6 @@ export interface ApiKeyChanges {
   scope?: Scope
   expiresAt?: number | null
 }
-
-const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value)
 
 function toApiKey(row: Selectable<ApiKeysTable>): ApiKey {
   if (!isPlan(row.plan)) throw new Error(`api key ${row.id} has an unknown plan`)

@@ -4,13 +4,12 @@ import { createFreshCache } from '../db/fresh-cache.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
 import { environmentOfKey, generateApiKey, hashApiKey, shownPrefix } from './api-keys.format.js'
-import type { Plan } from './api-keys.plans.js'
+import type { Plan, Scope } from './api-keys.plans.js'
 import {
   type ApiKey,
   type ApiKeyChanges,
   createApiKeyRepository,
   type KeyLookup,
-  type Scope,
 } from './api-keys.repository.js'
 
 export interface IssueApiKeyInput {

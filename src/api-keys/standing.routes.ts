@@ -5,8 +5,7 @@ import { COMMON_ERRORS, documented } from '../http/error.schemas.js'
 import { callerKeyOf } from '../http/guard.js'
 import { windowsAsSeen } from '../rate-limit/windows.js'
 import { ref } from '../schema-ref.js'
-import { PLANS, type Plan } from './api-keys.plans.js'
-import { SCOPES } from './api-keys.repository.js'
+import { PLANS, type Plan, SCOPES } from './api-keys.plans.js'
 
 const RateLimitWindow = Type.Object(
   {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
-import { isPlan, PLANS, type Plan } from '../api-keys/api-keys.plans.js'
-import { type ApiKey, SCOPES, type Scope } from '../api-keys/api-keys.repository.js'
+import { isPlan, isScope, PLANS, type Plan, SCOPES, type Scope } from '../api-keys/api-keys.plans.js'
+import type { ApiKey } from '../api-keys/api-keys.repository.js'
 import type { IssuedApiKey } from '../api-keys/api-keys.service.js'
 import type { Deps } from '../deps.js'
 import { parseInteger } from '../integer.js'
@@ -187,10 +187,8 @@ function parseName(name: string | undefined): string | undefined {
 }
 
 function parseScope(scope: string | undefined): Scope | undefined {
-  if (scope !== undefined && !(SCOPES as readonly string[]).includes(scope)) {
-    throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`)
-  }
-  return scope as Scope | undefined
+  if (scope === undefined || isScope(scope)) return scope
+  throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`)
 }
 
 function parseLimit(option: string, text: string | undefined): number | undefined {
