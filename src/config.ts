@@ -103,5 +103,6 @@ function databaseOf(variables: Variables) {
 
 function trustProxyOf(text: string): boolean | number | readonly string[] {
   if (text === 'false' || text === 'true') return text === 'true'
-  return /^\d{1,2}$/.test(text) ? Number(text) : listOf(text)
+  const hops = text.length <= 2 ? parseInteger(text) : Number.NaN
+  return Number.isNaN(hops) ? listOf(text) : hops
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
+import { parseInteger } from '../integer.js'
 import { countHeader } from './header-lines.js'
 
 const HOST_NAME =
@@ -11,7 +12,7 @@ const IPV6_LITERAL = /^\[[0-9A-Fa-f:.]+\]$/
 export function isValidHost(value: string): boolean {
   const match = /^(.*?)(?::(\d{1,5}))?$/.exec(value)
   const [, name = '', port] = match ?? []
-  if (port !== undefined && Number(port) > 65535) return false
+  if (port !== undefined && parseInteger(port) > 65535) return false
   return value.length <= 261 && (HOST_NAME.test(name) || IPV6_LITERAL.test(name))
 }
 

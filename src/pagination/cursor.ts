@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js'
+import { parseInteger } from '../integer.js'
 import { MAX_SAFE_ID } from '../schema-ref.js'
 import { sha256 } from '../sha256.js'
 
@@ -13,7 +14,7 @@ export function encodeCursor(afterId: number): string {
 
 export function decodeCursor(cursor: string): number {
   const text = cursor.length <= 100 ? Buffer.from(cursor, 'base64url').toString('latin1') : ''
-  const afterId = Number(/^v1:(\d{1,16}):/.exec(text)?.[1] ?? Number.NaN)
+  const afterId = parseInteger(/^v1:(\d+):/.exec(text)?.[1] ?? '')
   // Re-encoding must give back exactly what was sent: this checks the check and the encoding at once.
   if (!(afterId >= 1 && afterId <= MAX_SAFE_ID) || encodeCursor(afterId) !== cursor) {
     throw new AppError(

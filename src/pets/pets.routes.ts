@@ -5,6 +5,7 @@ import { AppError } from '../errors.js'
 import { callerKeyOf } from '../http/guard.js'
 import { publicUrlOf } from '../http/public-url.js'
 import { idempotencyKeyOf } from '../idempotency/idempotency.js'
+import { parseInteger } from '../integer.js'
 import { nextPageLink } from '../pagination/link.js'
 import { ref } from '../schema-ref.js'
 import { deprecationHeaders } from './pets.deprecation.js'
@@ -119,7 +120,7 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
   /** `?id=1,2,3`: those pets that exist, ascending (CONTRACT §11). */
   async function listByIds(idList: string, status: PetStatus | undefined, cursor: string | undefined) {
     if (cursor !== undefined) throw new AppError('invalid_request', 'id and cursor cannot be combined')
-    const ids = [...new Set(idList.split(',').map(Number))]
+    const ids = [...new Set(idList.split(',').map(parseInteger))]
     if (ids.some((id) => !Number.isSafeInteger(id))) {
       throw new AppError('invalid_request', 'id must list integers from 1 to 9007199254740991')
     }
