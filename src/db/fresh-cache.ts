@@ -1,3 +1,4 @@
+import { createBoundedMap } from '../bounded-map.js'
 import type { ChangeToken } from './handle.js'
 
 /** A cache lookup: the value when it is provably fresh, and the token a new value must be stored under. */
@@ -18,7 +19,7 @@ export interface Lookup<V> {
  * return cache.store(key, token, readFromDatabase())
  */
 export function createFreshCache<V>(changeToken: ChangeToken | undefined, maxEntries: number) {
-  const entries = new Map<string, V>()
+  const entries = createBoundedMap<string, V>(maxEntries)
   let current: unknown
 
   return {
@@ -34,10 +35,7 @@ export function createFreshCache<V>(changeToken: ChangeToken | undefined, maxEnt
     /** Keeps `value` if the token is still the one its lookup saw; returns `value` either way. */
     store(key: string, token: unknown, value: V): V {
       if (!changeToken || token !== current) return value
-      // Past the bound the cache starts over: cheap, and it cannot grow with the keys a client invents.
-      if (entries.size >= maxEntries) entries.clear()
-      entries.set(key, value)
-      return value
+      return entries.set(key, value)
     },
   }
 }

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
+import { createBoundedMap } from '../bounded-map.js'
 import type { Db } from './database.js'
 import { retryWhileBusy } from './deadline.js'
 import { compileRead, type DbHandle, parametersOf } from './handle.js'
@@ -126,19 +127,13 @@ function openFile(path: string): SQLite.Database {
  * would then fail and replace the error that says why (SQLITE_FULL, a 503) with one that does not (a 500).
  */
 function withStatementCache(sqlite: SQLite.Database) {
-  const statements = new Map<string, SQLite.Statement>()
+  const statements = createBoundedMap<string, SQLite.Statement>(STATEMENT_CACHE_SIZE)
   const alreadyRolledBack = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }) }
   return {
     close: () => sqlite.close(),
     prepare: (sql: string) => {
       if (sql === 'rollback' && !sqlite.inTransaction) return alreadyRolledBack as unknown as SQLite.Statement
-      let statement = statements.get(sql)
-      if (!statement) {
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
-        statement = sqlite.prepare(sql)
-        statements.set(sql, statement)
-      }
-      return statement
+      return statements.get(sql) ?? statements.set(sql, sqlite.prepare(sql))
     },
   }
 }
