@@ -1,11 +1,10 @@
 import { execFileSync } from 'node:child_process'
-import { once } from 'node:events'
 import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers.js'
+import { freePort } from '../service-process.js'
 
 const pgBin = process.env.TEST_PG_BIN
 if (!pgBin) throw new Error('TEST_PG_BIN is not set: run these suites with `npm run test:services`')
@@ -20,14 +19,6 @@ const asPostgres = (command: string, args: string[]) =>
   execFileSync('runuser', ['-u', 'postgres', '--', join(pgBin ?? '', command), ...args], { stdio: 'ignore' })
 const pgCtl = (...args: string[]) =>
   asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'postgres.log'), '-w', ...args])
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address() as { port: number }
-  server.close()
-  return address.port
-}
 
 afterAll(async () => {
   await t?.close()

@@ -1,22 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, expect, test } from 'vitest'
 import { buildTestApp, logCapture, type TestApp } from '../helpers.js'
+import { freePort } from '../service-process.js'
 
 /** A Redis of this test's own, on a fixed port, so it can be killed and started again. */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  return port
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'petstore-redis-fault-'))
 let redis: ChildProcess | undefined
 const started: ChildProcess[] = []
