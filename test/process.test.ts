@@ -46,8 +46,17 @@ describe('a good start', () => {
 
   it('logs once which database it serves from, by its absolute path', async () => {
     const service = await startService({ LOG_LEVEL: 'info' })
-    const database = `sqlite:${join(fixture.state.dir, 'petstore.sqlite')}`
-    await logLine(service, (line) => line.msg === 'serving from this database' && line.database === database)
+    await waitUntilHealthy(service)
+    // Served requests are logged too: once the first of them is written, the start-up lines are all out.
+    await logLine(service, (line) => line.msg === 'request completed')
+    const lines = service
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('"serving from this database"'))
+      .map((line) => JSON.parse(line))
+    expect(lines).toEqual([
+      expect.objectContaining({ database: `sqlite:${join(fixture.state.dir, 'petstore.sqlite')}` }),
+    ])
   })
 })
 
