@@ -10,7 +10,7 @@ import { createApiKeyService } from '../src/api-keys/api-keys.service.js'
 import { systemClock } from '../src/clock.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { openSqlite } from '../src/db/sqlite.js'
-import { compactStatusCounts } from '../src/orders/inventory.repository.js'
+import { createInventoryRepository } from '../src/orders/inventory.repository.js'
 import { rssMB } from './rss.js'
 
 const STATUSES = ['available', 'pending', 'sold', null] as const
@@ -28,7 +28,7 @@ export async function seedDatabase(path: string, count: number): Promise<string>
   })()
   sqlite.close()
   // One row per status, as the service's folding would leave them after a second.
-  await compactStatusCounts(handle)
+  await createInventoryRepository(handle).compactStatusCounts()
   const keys = createApiKeyService({ handle, clock: systemClock, env: 'production' })
   const { key } = await keys.issueApiKey({ plan: 'enterprise', perMinute: 1e9, perDay: 1e9 })
   await handle.close()

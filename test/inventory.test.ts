@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { compactStatusCounts } from '../src/orders/inventory.repository.js'
+import { createInventoryRepository } from '../src/orders/inventory.repository.js'
 import { COMPACT_FROM_ROWS } from '../src/orders/inventory.service.js'
 import { buildTestApp, onServices, type TestApp } from './helpers.js'
 
@@ -65,7 +65,7 @@ async function run(s: Step, pets: number[], orders: number[]): Promise<void> {
   else if (s.kind === 'order') {
     const placed = await send('POST', '/v1/store/orders', { petId: petOf(s.pet) })
     if (placed.statusCode === 201) orders.push(placed.json().id)
-  } else if (s.kind === 'compact') await compactStatusCounts(t.deps.database)
+  } else if (s.kind === 'compact') await createInventoryRepository(t.deps.database).compactStatusCounts()
   else {
     const to = { approve: 'approved', deliver: 'delivered', cancel: 'cancelled' }[s.kind]
     await send('PATCH', `/v1/store/orders/${orders[s.order % orders.length] ?? 0}`, { status: to })
@@ -91,10 +91,15 @@ test('compactions racing concurrent writes neither lose nor double a change', as
     }
     if (i % 5 === 0) await send('DELETE', `/v1/pets/${id}`)
   })
-  const compactions = Array.from({ length: 8 }, () => compactStatusCounts(t.deps.database))
+  const compactions = Array.from({ length: 8 }, () =>
+    createInventoryRepository(t.deps.database).compactStatusCounts(),
+  )
   await Promise.all([...writes, ...compactions])
   expect(await inventory()).toEqual(await truth())
-  await Promise.all([compactStatusCounts(t.deps.database), compactStatusCounts(t.deps.database)])
+  await Promise.all([
+    createInventoryRepository(t.deps.database).compactStatusCounts(),
+    createInventoryRepository(t.deps.database).compactStatusCounts(),
+  ])
   expect(await inventory()).toEqual(await truth())
   const rows = await t.deps.database.db.selectFrom('pet_status_counts').select('status').execute()
   expect(rows.length).toBeLessThanOrEqual(3)
@@ -119,7 +124,7 @@ test('each instance folds the counts by itself once they grow long', async () =>
 
 test('a long backlog is folded in batches, each its own transaction, until none is left', async () => {
   await Promise.all(Array.from({ length: 100 }, (_, i) => createPet(i % 2 ? 'sold' : 'available')))
-  await compactStatusCounts(t.deps.database, 7)
+  await createInventoryRepository(t.deps.database).compactStatusCounts(7)
   expect(Number((await countRows()).rows)).toBeLessThanOrEqual(3)
   expect(await inventory()).toEqual(await truth())
 })

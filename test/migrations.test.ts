@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config.js'
 import { connectDatabase } from '../src/db/connect.js'
 import type { DbHandle } from '../src/db/handle.js'
 import { createMigrator, migrateToLatest } from '../src/db/migrate.js'
-import { compactStatusCounts, readInventory } from '../src/orders/inventory.repository.js'
+import { createInventoryRepository } from '../src/orders/inventory.repository.js'
 import { createTestStores, FakeClock, type TestStores } from './helpers.js'
 
 /**
@@ -75,7 +75,7 @@ test("the inventory counts start from the pets already stored, and count the pre
     for (const status of ['available', 'sold']) await insertPet(status, 2).execute(db.db)
 
     expect(await migrateToLatest(db.db)).toEqual(['0006_pet_status_counts'])
-    expect(await readInventory(db.db)).toEqual({ available: 2, pending: 1, sold: 1 })
+    expect(await createInventoryRepository(db).readInventory()).toEqual({ available: 2, pending: 1, sold: 1 })
 
     // The previous version's writes on the migrated schema: the triggers count them.
     await insertPet('pending').execute(db.db)
@@ -83,9 +83,9 @@ test("the inventory counts start from the pets already stored, and count the pre
     await sql`update pets set deleted_at = 3 where id = 1`.execute(db.db)
     await sql`update pets set name = 'Max' where id = 2`.execute(db.db)
     const expected = { available: 1, pending: 0, sold: 3 }
-    expect(await readInventory(db.db)).toEqual(expected)
-    await compactStatusCounts(db)
-    expect(await readInventory(db.db)).toEqual(expected)
+    expect(await createInventoryRepository(db).readInventory()).toEqual(expected)
+    await createInventoryRepository(db).compactStatusCounts()
+    expect(await createInventoryRepository(db).readInventory()).toEqual(expected)
     const rows = await db.db.selectFrom('pet_status_counts').select('status').execute()
     expect(rows.map((row) => row.status).sort()).toEqual(['available', 'sold'])
   } finally {

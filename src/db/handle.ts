@@ -12,6 +12,11 @@ export type PreparedRead<Args extends unknown[], Row> = (...args: Args) => Row[]
  * give one; repositories never know which.
  */
 export interface DbHandle {
+  /**
+   * Which SQL the database speaks, for the few statements that must differ (inventory.repository.ts's
+   * fold); everything else is Kysely's and the same on both.
+   */
+  readonly dialect: 'sqlite' | 'postgres'
   /** Kysely: writes, transactions, migrations and the CLI's reads. */
   readonly db: Db
   /**

@@ -59,6 +59,7 @@ export function openPostgres(
   const dialectPool = timeoutMs === undefined ? pool : withDeadlines(pool, timeoutMs)
   const db: Db = new Kysely({ dialect: new PostgresDialect({ pool: dialectPool }) })
   return {
+    dialect: 'postgres',
     db,
     changeToken: undefined,
     prepareRead<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {

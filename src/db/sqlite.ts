@@ -49,6 +49,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
   const transaction = <T>(work: (trx: Db) => Promise<T>) => db.transaction().execute(work)
 
   return {
+    dialect: 'sqlite',
     db,
     changeToken,
     write: (work) =>

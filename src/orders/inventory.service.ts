@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import { createFreshCache } from '../db/fresh-cache.js'
 import type { DbHandle } from '../db/handle.js'
-import { compactStatusCounts, readInventory, statusCountRows } from './inventory.repository.js'
+import { createInventoryRepository } from './inventory.repository.js'
 import type { Inventory } from './orders.schemas.js'
 
 /** How often each instance looks whether the counts need folding, and from how many rows it folds them. */
@@ -13,11 +13,12 @@ export type InventoryCounter = ReturnType<typeof createInventoryCounter>
 /** Reads the inventory (kept while SQLite's change token holds) and folds the counts every second. */
 export function createInventoryCounter(deps: { handle: DbHandle; logger: Logger }) {
   const { handle, logger } = deps
+  const repository = createInventoryRepository(handle)
   const cache = createFreshCache<Inventory>(handle.changeToken, 1)
   let compacting: Promise<void> | undefined
 
   async function compactIfLong(): Promise<void> {
-    if ((await statusCountRows(handle.db)) >= COMPACT_FROM_ROWS) await compactStatusCounts(handle)
+    if ((await repository.statusCountRows()) >= COMPACT_FROM_ROWS) await repository.compactStatusCounts()
   }
 
   const timer = setInterval(() => {
@@ -32,7 +33,7 @@ export function createInventoryCounter(deps: { handle: DbHandle; logger: Logger 
   return {
     async read(): Promise<Inventory> {
       const { value, token } = cache.lookup('all')
-      return value ?? cache.store('all', token, await readInventory(handle.db))
+      return value ?? cache.store('all', token, await repository.readInventory())
     },
     async close(): Promise<void> {
       clearInterval(timer)
