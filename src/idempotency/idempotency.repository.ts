@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
 
 /** What a request made: a pet, or an order. */
 export type Made = { petId: number } | { orderId: number }
@@ -18,70 +19,73 @@ export interface IdempotencyClaim {
   createdAt: number
 }
 
-/**
- * Inserts the record unless one exists for this API key and Idempotency-Key. True when this call
- * inserted it. A concurrent claim in another transaction waits on the unique key until this one ends.
- */
-export async function claimIdempotencyKey(db: Db, claim: IdempotencyClaim): Promise<boolean> {
-  const result = await db
-    .insertInto('idempotency_keys')
-    .values({
-      api_key_id: claim.apiKeyId,
-      key: claim.key,
-      request_hash: claim.requestHash,
-      pet_id: null,
-      order_id: null,
-      created_at: claim.createdAt,
-    })
-    .onConflict((conflict) => conflict.columns(['api_key_id', 'key']).doNothing())
-    .executeTakeFirst()
-  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
-}
+export type IdempotencyRepository = ReturnType<typeof createIdempotencyRepository>
 
-export async function findIdempotencyRecord(
-  db: Db,
-  apiKeyId: number,
-  key: string,
-): Promise<IdempotencyRecord | undefined> {
-  const row = await db
-    .selectFrom('idempotency_keys')
-    .select(['request_hash', 'pet_id', 'order_id', 'created_at'])
-    .where('api_key_id', '=', apiKeyId)
-    .where('key', '=', key)
-    .executeTakeFirst()
-  if (!row) return undefined
-  const made =
-    row.pet_id !== null ? { petId: row.pet_id } : row.order_id !== null ? { orderId: row.order_id } : null
-  return { requestHash: row.request_hash, made, createdAt: row.created_at }
-}
+/** The SQL of idempotency records: every call runs in the operation's transaction, but the purge. */
+export function createIdempotencyRepository(handle: Pick<DbHandle, 'write'>) {
+  const ofKey = (apiKeyId: number, key: string) => (trx: Db) =>
+    trx.updateTable('idempotency_keys').where('api_key_id', '=', apiKeyId).where('key', '=', key)
 
-/** Starts an expired record afresh for a new request. */
-export async function reclaimIdempotencyKey(db: Db, claim: IdempotencyClaim): Promise<void> {
-  await db
-    .updateTable('idempotency_keys')
-    .set({ request_hash: claim.requestHash, pet_id: null, order_id: null, created_at: claim.createdAt })
-    .where('api_key_id', '=', claim.apiKeyId)
-    .where('key', '=', claim.key)
-    .execute()
-}
+  return {
+    /**
+     * Inserts the record unless one exists for this API key and Idempotency-Key. True when this call
+     * inserted it. A concurrent claim in another transaction waits on the unique key until this one ends.
+     */
+    async claim(trx: Db, claim: IdempotencyClaim): Promise<boolean> {
+      const result = await trx
+        .insertInto('idempotency_keys')
+        .values({
+          api_key_id: claim.apiKeyId,
+          key: claim.key,
+          request_hash: claim.requestHash,
+          pet_id: null,
+          order_id: null,
+          created_at: claim.createdAt,
+        })
+        .onConflict((conflict) => conflict.columns(['api_key_id', 'key']).doNothing())
+        .executeTakeFirst()
+      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
+    },
 
-/** Records what the request made. */
-export async function completeIdempotencyKey(
-  db: Db,
-  apiKeyId: number,
-  key: string,
-  made: Made,
-): Promise<void> {
-  await db
-    .updateTable('idempotency_keys')
-    .set('petId' in made ? { pet_id: made.petId } : { order_id: made.orderId })
-    .where('api_key_id', '=', apiKeyId)
-    .where('key', '=', key)
-    .execute()
-}
+    async find(trx: Db, apiKeyId: number, key: string): Promise<IdempotencyRecord | undefined> {
+      const row = await trx
+        .selectFrom('idempotency_keys')
+        .select(['request_hash', 'pet_id', 'order_id', 'created_at'])
+        .where('api_key_id', '=', apiKeyId)
+        .where('key', '=', key)
+        .executeTakeFirst()
+      if (!row) return undefined
+      const made =
+        row.pet_id !== null ? { petId: row.pet_id } : row.order_id !== null ? { orderId: row.order_id } : null
+      return { requestHash: row.request_hash, made, createdAt: row.created_at }
+    },
 
-/** Deletes records created before `before`; returns how many went. */
-export async function purgeIdempotencyKeys(db: Db, before: number): Promise<number> {
-  const result = await db.deleteFrom('idempotency_keys').where('created_at', '<', before).executeTakeFirst()
-  return Number(result.numDeletedRows)
+    /** Starts an expired record afresh for a new request. */
+    async reclaim(trx: Db, claim: IdempotencyClaim): Promise<void> {
+      await ofKey(
+        claim.apiKeyId,
+        claim.key,
+      )(trx)
+        .set({ request_hash: claim.requestHash, pet_id: null, order_id: null, created_at: claim.createdAt })
+        .execute()
+    },
+
+    /** Records what the request made. */
+    async complete(trx: Db, apiKeyId: number, key: string, made: Made): Promise<void> {
+      await ofKey(
+        apiKeyId,
+        key,
+      )(trx)
+        .set('petId' in made ? { pet_id: made.petId } : { order_id: made.orderId })
+        .execute()
+    },
+
+    /** Deletes records created before `before`, in a transaction of its own; returns how many went. */
+    async purge(before: number): Promise<number> {
+      const result = await handle.write((trx) =>
+        trx.deleteFrom('idempotency_keys').where('created_at', '<', before).executeTakeFirst(),
+      )
+      return Number(result.numDeletedRows)
+    },
+  }
 }

@@ -1,15 +1,10 @@
 import type { IncomingMessage } from 'node:http'
 import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
 import { countHeader } from '../http/header-lines.js'
 import { sha256 } from '../sha256.js'
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  findIdempotencyRecord,
-  type Made,
-  reclaimIdempotencyKey,
-} from './idempotency.repository.js'
+import { createIdempotencyRepository, type Made } from './idempotency.repository.js'
 
 /** Idempotency records are kept for 24 hours (CONTRACT §7). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -29,37 +24,50 @@ export interface IdempotentRequest {
 
 export type Outcome<T> = { performed: T } | { replayOf: Made }
 
-/**
- * Runs `perform` at most once per account and Idempotency-Key within 24 hours, inside the caller's write
- * transaction: the claim, the operation and the record of what it made commit together, so a crash leaves
- * neither a half-made thing nor a stale marker, and a concurrent duplicate waits on the claim and then
- * finds the record. A repeat of the same request gets `replayOf` (what the first one made, for the caller
- * to read and return); the same key with another request is 422 `idempotency_key_reused`.
- */
-export async function runOnce<T>(
-  trx: Db,
-  request: IdempotentRequest,
-  perform: () => Promise<T>,
-  madeOf: (performed: T) => Made,
-): Promise<Outcome<T>> {
-  const claim = {
-    apiKeyId: request.apiKeyId,
-    key: request.key,
-    requestHash: sha256(request.request),
-    createdAt: request.now,
-  }
-  if (!(await claimIdempotencyKey(trx, claim))) {
-    const record = await findIdempotencyRecord(trx, claim.apiKeyId, claim.key)
-    if (record && record.createdAt > request.now - IDEMPOTENCY_TTL_MS) {
-      if (record.requestHash !== claim.requestHash) throw keyReused()
-      if (record.made) return { replayOf: record.made }
-      throw keyInUse()
+export type Idempotency = ReturnType<typeof createIdempotency>
+
+/** The flow over one database: `runOnce` for each operation, and the purge of expired records. */
+export function createIdempotency(handle: Pick<DbHandle, 'write'>) {
+  const records = createIdempotencyRepository(handle)
+
+  /**
+   * Runs `perform` at most once per account and Idempotency-Key within 24 hours, inside the caller's write
+   * transaction: the claim, the operation and the record of what it made commit together, so a crash leaves
+   * neither a half-made thing nor a stale marker, and a concurrent duplicate waits on the claim and then
+   * finds the record. A repeat of the same request gets `replayOf` (what the first one made, for the caller
+   * to read and return); the same key with another request is 422 `idempotency_key_reused`.
+   */
+  async function runOnce<T>(
+    trx: Db,
+    request: IdempotentRequest,
+    perform: () => Promise<T>,
+    madeOf: (performed: T) => Made,
+  ): Promise<Outcome<T>> {
+    const claim = {
+      apiKeyId: request.apiKeyId,
+      key: request.key,
+      requestHash: sha256(request.request),
+      createdAt: request.now,
     }
-    await reclaimIdempotencyKey(trx, claim)
+    if (!(await records.claim(trx, claim))) {
+      const record = await records.find(trx, claim.apiKeyId, claim.key)
+      if (record && record.createdAt > request.now - IDEMPOTENCY_TTL_MS) {
+        if (record.requestHash !== claim.requestHash) throw keyReused()
+        if (record.made) return { replayOf: record.made }
+        throw keyInUse()
+      }
+      await records.reclaim(trx, claim)
+    }
+    const performed = await perform()
+    await records.complete(trx, claim.apiKeyId, claim.key, madeOf(performed))
+    return { performed }
   }
-  const performed = await perform()
-  await completeIdempotencyKey(trx, claim.apiKeyId, claim.key, madeOf(performed))
-  return { performed }
+
+  return {
+    runOnce,
+    /** Deletes the records older than the TTL (every 10 minutes: deps.ts). */
+    purgeExpired: (now: number) => records.purge(now - IDEMPOTENCY_TTL_MS),
+  }
 }
 
 /** The Idempotency-Key a request carries, if any: sent once, since Node joins repeats into another key. */
@@ -83,6 +91,3 @@ export const keyReused = () =>
 /** A record whose request has not made its thing yet: only while that request is in flight. */
 export const keyInUse = () =>
   new AppError('idempotency_key_in_use', IDEMPOTENCY_MESSAGES.idempotency_key_in_use)
-
-/** Records created before this instant have expired (purged every 10 minutes: deps.ts). */
-export const expiredBefore = (now: number) => now - IDEMPOTENCY_TTL_MS

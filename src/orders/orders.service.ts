@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import { keyInUse, runOnce } from '../idempotency/idempotency.js'
+import { createIdempotency, keyInUse } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { createPetRepository } from '../pets/pets.repository.js'
 import { createOrderRepository } from './orders.repository.js'
@@ -29,6 +29,7 @@ export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
   const { handle, clock } = deps
   const repository = createOrderRepository(handle)
   const pets = createPetRepository(handle)
+  const idempotency = createIdempotency(handle)
 
   /** Places an order; with an Idempotency-Key a retry returns the first order (`replayed`). */
   async function placeOrder(input: { apiKeyId: number; petId: number; idempotencyKey?: string | undefined }) {
@@ -45,7 +46,7 @@ export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
         request: `order:${input.petId}`,
         now,
       }
-      const outcome = await runOnce(trx, request, place, (order) => ({ orderId: order.id }))
+      const outcome = await idempotency.runOnce(trx, request, place, (order) => ({ orderId: order.id }))
       if ('performed' in outcome) return { order: outcome.performed, replayed: false }
       const made = outcome.replayOf
       const first =

@@ -4,8 +4,7 @@ import { createFreshCache } from '../db/fresh-cache.js'
 import { createGroupCommit } from '../db/group-commit.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import { expiredBefore, keyInUse, runOnce } from '../idempotency/idempotency.js'
-import { purgeIdempotencyKeys } from '../idempotency/idempotency.repository.js'
+import { createIdempotency, keyInUse } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
 import { normalisePetName } from './pets.name.js'
@@ -49,6 +48,7 @@ const PET_CACHE_ENTRIES = 10_000
 export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHold: OrderHold }) {
   const { handle, clock, orderHold } = deps
   const repository = createPetRepository(handle)
+  const idempotency = createIdempotency(handle)
   const pages = createFreshCache<PetPage>(handle.changeToken, PAGE_CACHE_ENTRIES)
   const byId = createFreshCache<PetRecord>(handle.changeToken, PET_CACHE_ENTRIES)
   const insertGrouped = createGroupCommit(handle, (trx, item: { pet: NewPet; createdAt: number }) =>
@@ -80,7 +80,7 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
       now,
     }
     const outcome = await handle.write((trx) =>
-      runOnce(
+      idempotency.runOnce(
         trx,
         request,
         () => repository.insertPet(trx, fields, now),
@@ -150,8 +150,7 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
     deletePet,
     /** GET /pets?id=...: those that exist, ascending. */
     listPetsByIds: (ids: readonly number[], status?: PetStatus) => repository.listPetsByIds(ids, status),
-    purgeExpiredIdempotencyKeys: () =>
-      handle.write((trx) => purgeIdempotencyKeys(trx, expiredBefore(clock.now()))),
+    purgeExpiredIdempotencyKeys: () => idempotency.purgeExpired(clock.now()),
   }
 }
 

@@ -3,13 +3,7 @@ import { type ApiKeyRepository, createApiKeyRepository } from '../../src/api-key
 import type { Db } from '../../src/db/database.js'
 import type { DbHandle } from '../../src/db/handle.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  findIdempotencyRecord,
-  purgeIdempotencyKeys,
-  reclaimIdempotencyKey,
-} from '../../src/idempotency/idempotency.repository.js'
+import { createIdempotencyRepository } from '../../src/idempotency/idempotency.repository.js'
 import { createPetRepository, type PetRepository } from '../../src/pets/pets.repository.js'
 
 /** A fresh, empty database of one adapter, and how to throw it away. */
@@ -98,24 +92,25 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
     test('an idempotency key is claimed once per API key, completed, reclaimed and purged by age', async () => {
       const apiKey = await keys.insertApiKey(key('hash-1'))
       const other = await keys.insertApiKey(key('hash-2'))
+      const records = createIdempotencyRepository(handle)
       const claim = { apiKeyId: apiKey.id, key: 'k1', requestHash: 'h1', createdAt: T0 }
-      expect(await claimIdempotencyKey(db, claim)).toBe(true)
-      expect(await claimIdempotencyKey(db, { ...claim, requestHash: 'h2' })).toBe(false)
-      expect(await claimIdempotencyKey(db, { ...claim, apiKeyId: other.id })).toBe(true)
+      expect(await records.claim(db, claim)).toBe(true)
+      expect(await records.claim(db, { ...claim, requestHash: 'h2' })).toBe(false)
+      expect(await records.claim(db, { ...claim, apiKeyId: other.id })).toBe(true)
       const pet = await pets.insertPet(db, { name: 'Rex', categoryId: 1 }, T0)
-      await completeIdempotencyKey(db, apiKey.id, 'k1', { petId: pet.id })
-      expect(await findIdempotencyRecord(db, apiKey.id, 'k1')).toMatchObject({
+      await records.complete(db, apiKey.id, 'k1', { petId: pet.id })
+      expect(await records.find(db, apiKey.id, 'k1')).toMatchObject({
         requestHash: 'h1',
         made: { petId: pet.id },
       })
-      await reclaimIdempotencyKey(db, { ...claim, requestHash: 'h3', createdAt: T0 + 10 })
-      expect(await findIdempotencyRecord(db, apiKey.id, 'k1')).toMatchObject({
+      await records.reclaim(db, { ...claim, requestHash: 'h3', createdAt: T0 + 10 })
+      expect(await records.find(db, apiKey.id, 'k1')).toMatchObject({
         requestHash: 'h3',
         made: null,
       })
-      expect(await purgeIdempotencyKeys(db, T0 + 5)).toBe(1)
-      expect(await findIdempotencyRecord(db, other.id, 'k1')).toBeUndefined()
-      expect(await findIdempotencyRecord(db, apiKey.id, 'k1')).toBeDefined()
+      expect(await records.purge(T0 + 5)).toBe(1)
+      expect(await records.find(db, other.id, 'k1')).toBeUndefined()
+      expect(await records.find(db, apiKey.id, 'k1')).toBeDefined()
     })
 
     test('keys are found by hash, listed in id order and revoked once', async () => {
