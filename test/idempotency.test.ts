@@ -1,14 +1,15 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { IDEMPOTENCY_TTL_MS } from '../src/idempotency/idempotency.js'
 import { buildTestApp, countPets, type TestApp } from './helpers.js'
 
 let t: TestApp
 let key: string
-beforeAll(async () => {
+// A fresh app per test: the tests change pets, orders, keys and windows the next one would see.
+beforeEach(async () => {
   t = await buildTestApp()
   key = await t.issueKey()
 })
-afterAll(() => t.close())
+afterEach(() => t?.close())
 
 function create(body: unknown, idempotencyKey?: string, apiKey = key) {
   return t.app.inject({

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { usageOf } from '../src/api-keys/usage.js'
 import { buildTestApp, type TestApp } from './helpers.js'
 
@@ -7,10 +7,11 @@ import { buildTestApp, type TestApp } from './helpers.js'
  * endpoint and usage. On SQLite in `npm test`, on PostgreSQL + Redis in `test:services`.
  */
 let t: TestApp
-beforeAll(async () => {
+// A fresh app per test: the tests change pets, orders, keys and windows the next one would see.
+beforeEach(async () => {
   t = await buildTestApp({ env: { PETSTORE_BAN_AFTER: '2', PETSTORE_BAN_SECONDS: '600' } })
 })
-afterAll(() => t?.close())
+afterEach(() => t?.close())
 
 const HOUR = 3_600_000
 const list = (key: string) => t.app.inject({ method: 'GET', url: '/v1/pets', headers: t.auth(key) })

@@ -1,16 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { buildTestApp, type TestApp } from './helpers.js'
 
 /** Store orders and the inventory (CONTRACT §11) through the API. SQLite in `npm test`, PostgreSQL in services. */
 let t: TestApp
 let key: string
 let other: string
-beforeAll(async () => {
+// A fresh app per test: the tests change pets, orders, keys and windows the next one would see.
+beforeEach(async () => {
   t = await buildTestApp()
   key = await t.issueKey()
   other = await t.issueKey()
 })
-afterAll(() => t?.close())
+afterEach(() => t?.close())
 
 const send = (
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
