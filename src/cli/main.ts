@@ -21,8 +21,8 @@ Options:
   -h, --help       This text; petstore <command> --help tells of one command
   -V, --version    The version of petstore
 
-Every command reads its configuration from environment variables; see the README. serve, migrate and
-keys name the database they use on stderr.`
+Every command reads its configuration from environment variables; see the README. migrate and keys name
+the database they use on stderr; serve names it in its log.`
 
 const COMMAND_HELP: Record<string, string> = {
   serve:
@@ -64,6 +64,12 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
 }
 
 async function runCommand(command: string, args: string[], io: CliIo): Promise<number> {
+  // The server's modules load here, not on top: `pets` and `--help` start without them, in a tenth of the
+  // time. `serve` is `npm start`'s start-up itself, which names its database in its log.
+  if (command === 'serve') {
+    const { serveFromEnvironment } = await import('../start.js')
+    return serveFromEnvironment(io.env, io.err)
+  }
   const keys = command === 'keys' ? parseKeysLine(args) : undefined
   const config = loadConfig(io.env)
   // serve and migrate may create the database; keys only one that was named, or when asked to.
@@ -72,12 +78,6 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
   io.err(`petstore: database ${describeDatabase(config.database)}`)
   const warning = config.database.kind === 'sqlite' ? sqliteOnNodeWarning() : undefined
   if (warning) io.err(`petstore: warning: ${warning}`)
-  // The server's modules load here, not on top: `pets` and `--help` start without them, in a tenth of the time.
-  if (command === 'serve') {
-    const { serveUntilSignalled } = await import('../server.js')
-    await serveUntilSignalled(config)
-    return 0
-  }
   const [{ createDeps }, { default: pino }] = await Promise.all([import('../deps.js'), import('pino')])
   const deps = await createDeps(config, { logDestination: pino.destination(2) })
   try {
