@@ -106,3 +106,52 @@ export const getPetResponses = {
   500: COMMON_ERRORS[500],
   503: COMMON_ERRORS[503],
 }
+
+const ETAG = {
+  ETag: { type: 'string' as const, description: "Strong validator of the animal's current state." },
+}
+const NOT_FOUND = errorResponse({
+  not_found: { when: 'no animal has this id (or it was deleted)', message: 'pet 42 does not exist' },
+})
+
+export const updatePetResponses = {
+  200: documented(ref(Pet), 'The animal as changed.', ETAG),
+  400: errorResponse({
+    invalid_request: {
+      when: 'a field breaks the rules, or the patch is empty',
+      message: 'status must be one of available, pending, sold',
+    },
+  }),
+  403: INSUFFICIENT_SCOPE,
+  404: NOT_FOUND,
+  409: errorResponse({
+    conflict: {
+      when:
+        'the patch sets `status` while an order for the animal is open, or after one was delivered: ' +
+        'only the order moves it, and a sold animal stays sold',
+      message: 'pet 42 has an open order: only the order changes its status (deliver or cancel it first)',
+    },
+  }),
+  412: errorResponse({
+    precondition_failed: {
+      when: 'the animal changed since the ETag in If-Match',
+      message: 'pet 42 changed since the ETag in If-Match: fetch it again',
+    },
+  }),
+  ...BODY_ERRORS,
+  ...COMMON_ERRORS,
+}
+
+export const deletePetResponses = {
+  204: { type: 'null', description: 'The animal was removed.' },
+  400: errorResponse({ invalid_request: BAD_PET_ID }),
+  403: INSUFFICIENT_SCOPE,
+  404: NOT_FOUND,
+  409: errorResponse({
+    conflict: {
+      when: 'an order for the animal is open (placed or approved)',
+      message: 'pet 42 has an open order: deliver or cancel it first',
+    },
+  }),
+  ...COMMON_ERRORS,
+}
