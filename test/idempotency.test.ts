@@ -11,7 +11,7 @@ beforeEach(async () => {
 })
 afterEach(() => t?.close())
 
-function create(body: unknown, idempotencyKey?: string, apiKey = key) {
+function create(body: unknown, idempotencyKey?: string | string[], apiKey = key) {
   return t.app.inject({
     method: 'POST',
     url: '/v1/pets',
@@ -88,16 +88,7 @@ describe('Idempotency-Key on createPet', () => {
     ['a control character', 'a\u0001b'],
   ])('an Idempotency-Key that is %s is 400 and creates nothing', async (_label, value) => {
     const before = await petCount()
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/pets',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        'idempotency-key': value,
-      },
-      payload: JSON.stringify({ name: 'Rex', categoryId: 1 }),
-    })
+    const response = await create({ name: 'Rex', categoryId: 1 }, value)
     expect(response.statusCode).toBe(400)
     expect(response.json()).toMatchObject({ code: 'invalid_request' })
     expect(response.json().message).toContain('Idempotency-Key')
@@ -106,16 +97,7 @@ describe('Idempotency-Key on createPet', () => {
 
   test('an Idempotency-Key sent twice is 400, not the joined "k1, k1"', async () => {
     const before = await petCount()
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/pets',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        'idempotency-key': ['k1', 'k1'],
-      },
-      payload: JSON.stringify({ name: 'Rex', categoryId: 1 }),
-    })
+    const response = await create({ name: 'Rex', categoryId: 1 }, ['k1', 'k1'])
     expect(response.statusCode).toBe(400)
     expect(response.json().message).toBe('Idempotency-Key must be sent once')
     expect(await petCount()).toBe(before)
