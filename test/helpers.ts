@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
+import type { TestContext } from 'vitest'
 import type { Plan, Scope } from '../src/api-keys/api-keys.plans.js'
 import { buildApp } from '../src/app.js'
 import type { Clock } from '../src/clock.js'
@@ -104,6 +105,21 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * fastify/demo's `build(t)`: a fresh app on fresh stores for the test whose context is given (from a test or
+ * its beforeEach), closed when that test finishes, so no test sees what another changed.
+ *
+ * @example beforeEach(async (context) => { t = await build(context) })
+ */
+export async function build(
+  context: Pick<TestContext, 'onTestFinished'>,
+  options?: TestAppOptions,
+): Promise<TestApp> {
+  const t = await buildTestApp(options)
+  context.onTestFinished(() => t.close())
+  return t
 }
 
 export interface ServedApp extends TestApp {

@@ -1,15 +1,14 @@
-import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { beforeEach, describe, expect, test } from 'vitest'
 import { IDEMPOTENCY_TTL_MS } from '../src/idempotency/idempotency.js'
-import { buildTestApp, countPets, type TestApp } from './helpers.js'
+import { build, countPets, type TestApp } from './helpers.js'
 
 let t: TestApp
 let key: string
 // A fresh app per test: the tests change pets, orders, keys and windows the next one would see.
-beforeEach(async () => {
-  t = await buildTestApp()
+beforeEach(async (context) => {
+  t = await build(context)
   key = await t.issueKey()
 })
-afterEach(() => t?.close())
 
 function create(body: unknown, idempotencyKey?: string | string[], apiKey = key) {
   return t.app.inject({

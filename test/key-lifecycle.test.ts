@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { beforeEach, describe, expect, test } from 'vitest'
 import { usageOf } from '../src/api-keys/usage.js'
-import { buildTestApp, type TestApp } from './helpers.js'
+import { build, type TestApp } from './helpers.js'
 
 /**
  * Key lifecycle (CONTRACT §10) through the HTTP API: scopes, expiry, updates, rotation, the standing
@@ -8,10 +8,9 @@ import { buildTestApp, type TestApp } from './helpers.js'
  */
 let t: TestApp
 // A fresh app per test: the tests change pets, orders, keys and windows the next one would see.
-beforeEach(async () => {
-  t = await buildTestApp({ env: { PETSTORE_BAN_AFTER: '2', PETSTORE_BAN_SECONDS: '600' } })
+beforeEach(async (context) => {
+  t = await build(context, { env: { PETSTORE_BAN_AFTER: '2', PETSTORE_BAN_SECONDS: '600' } })
 })
-afterEach(() => t?.close())
 
 const HOUR = 3_600_000
 const list = (key: string) => t.app.inject({ method: 'GET', url: '/v1/pets', headers: t.auth(key) })

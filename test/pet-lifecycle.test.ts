@@ -1,15 +1,14 @@
-import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { buildTestApp, type TestApp } from './helpers.js'
+import { beforeEach, describe, expect, test } from 'vitest'
+import { build, type TestApp } from './helpers.js'
 
 /** Pet lifecycle (CONTRACT §11): by-id listing, ETags, PATCH with If-Match, DELETE. SQLite and services. */
 let t: TestApp
 let key: string
 // A fresh app per test: the tests change pets, orders, keys and windows the next one would see.
-beforeEach(async () => {
-  t = await buildTestApp({ env: { CORS_ORIGINS: 'https://shop.example' } })
+beforeEach(async (context) => {
+  t = await build(context, { env: { CORS_ORIGINS: 'https://shop.example' } })
   key = await t.issueKey()
 })
-afterEach(() => t?.close())
 
 const json = (headers: Record<string, string> = {}) => ({
   ...t.auth(key),

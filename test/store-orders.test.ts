@@ -1,17 +1,16 @@
-import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { buildTestApp, type TestApp } from './helpers.js'
+import { beforeEach, describe, expect, test } from 'vitest'
+import { build, type TestApp } from './helpers.js'
 
 /** Store orders and the inventory (CONTRACT §11) through the API. SQLite in `npm test`, PostgreSQL in services. */
 let t: TestApp
 let key: string
 let other: string
 // A fresh app per test: the tests change pets, orders, keys and windows the next one would see.
-beforeEach(async () => {
-  t = await buildTestApp()
+beforeEach(async (context) => {
+  t = await build(context)
   key = await t.issueKey()
   other = await t.issueKey()
 })
-afterEach(() => t?.close())
 
 const send = (
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
