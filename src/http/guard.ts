@@ -6,6 +6,7 @@ import { ipSubject, keySubject } from '../rate-limit/subjects.js'
 import { countHeader } from './header-lines.js'
 import type { Metrics } from './metrics.js'
 import { retryAfterOf } from './reply.js'
+import { malformedTargetError } from './request-target.js'
 
 /**
  * A verified key as the guard needs it: its account, limits and scope. The feature that issues keys adds
@@ -115,7 +116,8 @@ function admit(
       deps.metrics.rateLimitRefusals.inc({ reason: rateLimit.outcome, subject: apiKey ? 'key' : 'ip' })
       throw refusal(rateLimit, apiKey ? 'this API key' : 'this client')
     }
-    if (failure) throw failure
+    // A URL that does not decode is a 400 with or without a key (CONTRACT §12), once counted.
+    if (failure) throw malformedTargetError(request) ?? failure
     if (apiKey?.scope === 'read' && !READ_METHODS.has(request.method)) throw insufficientScope(request.method)
   }
   if (decided instanceof Promise) return decided.then(settle)

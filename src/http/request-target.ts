@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 
 /**
@@ -20,14 +20,18 @@ export function routableTarget(request: IncomingMessage): string {
 
 /**
  * Refuses a request whose path does not percent-decode with 400, after the hooks of its scope ran (so
- * under /v1 it is authenticated, counted and carries the rate-limit headers like any other).
+ * under /v1 it is counted and carries the rate-limit headers like any other; the guard answers the 400
+ * rather than a 401 when such a request has no valid key).
  */
 export function refuseMalformedTargets(app: FastifyInstance): void {
-  app.addHook('preValidation', (request, _reply, done) => {
-    const sent = request.originalUrl
-    if (sent === request.url || decodes(sent.slice(0, pathEnd(sent)))) return done()
-    done(new AppError('invalid_request', 'the URL is malformed: check its percent-encoding'))
-  })
+  app.addHook('preValidation', (request, _reply, done) => done(malformedTargetError(request)))
+}
+
+/** The 400 of a request whose path did not percent-decode as sent; undefined for every other request. */
+export function malformedTargetError(request: FastifyRequest): AppError | undefined {
+  const sent = request.originalUrl
+  if (sent === request.url || decodes(sent.slice(0, pathEnd(sent)))) return undefined
+  return new AppError('invalid_request', 'the URL is malformed: check its percent-encoding')
 }
 
 function absolutePathOf(url: string): string {
