@@ -9,6 +9,8 @@ export interface Row {
   ratioToCeiling: number
   /** Responses other than 2xx, errors or timeouts during the row: reported, never hidden. */
   failures: number
+  /** CPU time per request of each part (the service, and the database and Redis where measured), µs. */
+  cpuMicroseconds?: Record<string, number>
   note?: string
 }
 
@@ -23,7 +25,7 @@ export function machine() {
   }
 }
 
-type Target = {
+export type Target = {
   label: string
   value: (rows: Map<string, Row>) => number | undefined
   goal: number
@@ -33,7 +35,7 @@ type Target = {
 const ratio = (a?: Row, b?: Row) =>
   a && b && b.requestsPerSec > 0 ? a.requestsPerSec / b.requestsPerSec : undefined
 
-const versus = (row: string, baseline: string, goal: number): Target => ({
+export const versus = (row: string, baseline: string, goal: number): Target => ({
   label: `${row} / ${baseline} (requests/s)`,
   value: (r) => ratio(r.get(row), r.get(baseline)),
   goal,
@@ -83,9 +85,9 @@ function latencyRatio(a?: Row, b?: Row): number | undefined {
   return a && b ? Math.max(a.p50Ms, 1) / Math.max(b.p50Ms, 1) : undefined
 }
 
-export function targetLines(rows: Row[]): string[] {
+export function targetLines(rows: Row[], targets: Target[] = TARGETS): string[] {
   const byName = new Map(rows.map((row) => [row.name, row]))
-  return TARGETS.map((target) => {
+  return targets.map((target) => {
     const value = target.value(byName)
     const met =
       value === undefined

@@ -9,17 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import type autocannon from 'autocannon'
 import { startJsonServer, startPrism } from './competitors.js'
-import {
-  type LoadResult,
-  runLoad,
-  type ServerProcess,
-  seedDatabase,
-  startService,
-  startTsScript,
-} from './lib.js'
-import { machine, markdown, type Row } from './report.js'
+import { type Auth, createHarness, createRequest, getPetRequest, listRequest, withServer } from './harness.js'
+import { type ServerProcess, seedDatabase, startService, startTsScript } from './lib.js'
+import { machine, markdown } from './report.js'
 
 const { values } = parseArgs({
   options: {
@@ -32,100 +25,28 @@ const { values } = parseArgs({
 const duration = values.quick ? 2 : Number(values.duration)
 const connections = Number(values.connections)
 const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
-const rows: Row[] = []
-let ceiling = 0
+const { rows, measure, measureMixed } = createHarness({
+  duration,
+  connections,
+  warmUp: values.quick ? 0.5 : 2,
+})
 
-type Request = Pick<autocannon.Options, 'method' | 'headers' | 'body' | 'requests'> & { path: string }
-
-/** Warms the server up, then measures one row and records it. */
-async function measure(name: string, server: ServerProcess, request: Request, note?: string): Promise<void> {
-  const options = { ...request, url: `http://127.0.0.1:${server.port}${request.path}`, connections }
-  await runLoad(server.child.pid ?? 0, { ...options, duration: values.quick ? 0.5 : 2 })
-  record(name, await runLoad(server.child.pid ?? 0, { ...options, duration }), note)
-}
-
-function record(name: string, result: LoadResult, note?: string): void {
-  if (name === 'ceiling') ceiling = result.requestsPerSec
-  rows.push({
-    name,
-    ...result,
-    ratioToCeiling: ceiling ? result.requestsPerSec / ceiling : 0,
-    ...(note && { note }),
-  })
-  console.log(
-    `${name.padEnd(20)} ${result.requestsPerSec.toFixed(0).padStart(7)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  rss ${result.rssMB.toFixed(0)} MB`,
-  )
-}
-
-async function withServer<T>(
-  start: Promise<ServerProcess>,
-  use: (server: ServerProcess) => Promise<T>,
-): Promise<T> {
-  const server = await start
-  try {
-    return await use(server)
-  } finally {
-    await server.stop()
-  }
-}
-
-async function seeded(count: number): Promise<{ path: string; auth: Record<string, string> }> {
+async function seeded(count: number): Promise<{ path: string; auth: Auth }> {
   const path = join(dir, `pets-${count}.sqlite`)
   return { path, auth: { authorization: `Bearer ${await seedDatabase(path, count)}` } }
 }
-
-type Auth = Record<string, string>
 
 /**
  * listPets (limit=20), getPet over 100,000 ids and createPet (durable): each on the naive sketch, then at
  * once on the service, so that the pair compared shares the machine's state of the moment.
  */
 async function operationRows(naive: ServerProcess, service: ServerProcess, auth: Auth) {
-  const list = { path: '/v1/pets?limit=20', headers: auth }
-  await measure('naive-list', naive, list)
-  await measure('listPets-limit20', service, list)
+  await measure('naive-list', naive, listRequest(auth))
+  await measure('listPets-limit20', service, listRequest(auth))
   await measure('naive-get', naive, getPetRequest(auth))
   await measure('getPet', service, getPetRequest(auth))
   await measure('naive-create', naive, createRequest(auth), 'WAL, synchronous=FULL')
   await measure('createPet', service, createRequest(auth), 'WAL, synchronous=FULL')
-}
-
-function getPetRequest(auth: Auth): Request {
-  let next = 0
-  const getPet = {
-    setupRequest: (request: object) => ({ ...request, path: `/v1/pets/${(next++ % 100_000) + 1}` }),
-  }
-  return { path: '/v1/pets/1', headers: auth, requests: [getPet] }
-}
-
-function createRequest(auth: Auth): Request {
-  const body = JSON.stringify({ name: 'Bench', categoryId: 7, status: 'available' })
-  return { path: '/v1/pets', method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body }
-}
-
-/**
- * listPets on 90% of the connections while the other 10% create pets as fast as they can: every create
- * invalidates the page cache, so a cache cannot look good by never invalidating. The row is listPets.
- */
-async function measureMixed(server: ServerProcess, auth: Auth): Promise<void> {
-  const writers = Math.max(1, Math.round(connections / 10))
-  const target = (request: Request, count: number) => ({
-    ...request,
-    url: `http://127.0.0.1:${server.port}${request.path}`,
-    connections: count,
-    duration,
-  })
-  const pid = server.child.pid ?? 0
-  const [list, create] = await Promise.all([
-    runLoad(pid, target({ path: '/v1/pets?limit=20', headers: auth }, connections - writers)),
-    runLoad(pid, target(createRequest(auth), writers)),
-  ])
-  const share = create.requestsPerSec / (create.requestsPerSec + list.requestsPerSec)
-  record(
-    'listPets-mixed',
-    list,
-    `${(100 * share).toFixed(0)}% of requests were createPet, ${create.requestsPerSec.toFixed(0)}/s`,
-  )
 }
 
 async function petstoreRows(): Promise<string> {
@@ -143,9 +64,9 @@ async function petstoreRows(): Promise<string> {
   await withServer(startTsScript('bench/naive.ts', [path, key]), (naive) =>
     withServer(startService(path), async (server) => {
       await operationRows(naive, server, auth)
-      await measure('listPets-limit100', server, { path: '/v1/pets?limit=100', headers: auth })
+      await measure('listPets-limit100', server, listRequest(auth, 100))
       await measure('listPets-status', server, { path: '/v1/pets?status=available&limit=20', headers: auth })
-      await measureMixed(server, auth)
+      await measureMixed('listPets-mixed', server, listRequest(auth), createRequest(auth))
     }),
   )
   return openapi
@@ -177,7 +98,7 @@ async function scaleRows(): Promise<void> {
   ] as const) {
     const { path, auth } = await seeded(count)
     await withServer(startService(path), async (server) => {
-      await measure(`listPets-${label}`, server, { path: '/v1/pets?limit=20', headers: auth })
+      await measure(`listPets-${label}`, server, listRequest(auth))
       if (count !== 1_000_000) return
       let url = `http://127.0.0.1:${server.port}/v1/pets?limit=20`
       for (let page = 1; page < 1_000; page++) {
@@ -185,7 +106,7 @@ async function scaleRows(): Promise<void> {
         url = /<([^>]+)>/.exec(link)?.[1] ?? url
       }
       const page1000 = new URL(url)
-      await measure('cursor-page1', server, { path: '/v1/pets?limit=20', headers: auth })
+      await measure('cursor-page1', server, listRequest(auth))
       await measure('cursor-page1000', server, { path: page1000.pathname + page1000.search, headers: auth })
       // Counts by status over the million (maintained counts, migration 0006; kept while nothing is written).
       await measure('inventory-1m', server, { path: '/v1/store/inventory', headers: auth })

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# npm run test:services: starts a throw-away PostgreSQL and Redis on free loopback ports in a temporary
-# directory (never the system services, never 5432 or 6379), installing them from Debian's packages when
-# missing; runs the suites under test/services against them; stops everything it started, also on failure.
+# `bash scripts/with-services.sh <command…>` (npm run test:services, npm run bench:services): starts a
+# throw-away PostgreSQL and Redis on free loopback ports in a temporary directory (never the system
+# services, never 5432 or 6379), installing them from Debian's packages when missing; runs the command with
+# their addresses in TEST_POSTGRES_URL and TEST_REDIS_URL (and their data directory and pid file, for the
+# benchmark's CPU figures); stops everything it started, also on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,4 +53,6 @@ echo "== $("$PG_BIN/postgres" --version) on 127.0.0.1:$pg_port"
 export TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
 export TEST_PG_BIN="$PG_BIN"
 export TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$pg_port/postgres"
-npx vitest run --config vitest.services.config.ts "$@"
+export TEST_PG_DATA="$work/pg"
+export TEST_REDIS_PID_FILE="$work/redis.pid"
+"$@"
