@@ -2,12 +2,13 @@
  * Where listPets spends its time: `npm run bench:profile [-- --path /v1/pets?limit=20 --duration 10]`.
  * Runs the service under `node --cpu-prof` with load, then prints the functions and packages with the
  * most self time. The .cpuprofile stays in bench/profiles/ for Chrome DevTools or speedscope.
+ * `npm run bench:profile:services [-- …]`: the same over PostgreSQL and Redis (scripts/with-services.sh).
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { runLoad, seedDatabase, startProcess } from './lib.js'
+import { runLoad, seedDatabase, seedFreshPostgres, startProcess } from './lib.js'
 
 type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
 
@@ -16,25 +17,34 @@ const { values } = parseArgs({
     path: { type: 'string', default: '/v1/pets?limit=20' },
     duration: { type: 'string', default: '10' },
     method: { type: 'string', default: 'GET' },
+    services: { type: 'boolean', default: false },
   },
 })
 const dir = mkdtempSync(join(tmpdir(), 'petstore-profile-'))
 const profiles = join('bench', 'profiles')
 mkdirSync(profiles, { recursive: true })
 const before = new Set(readdirSync(profiles))
-const databasePath = join(dir, 'profile.sqlite')
-const key = await seedDatabase(databasePath, 100_000)
+const { database, key } = await seeded()
 const portOf = (output: string) =>
   Number(/listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]) || undefined
 const server = await startProcess(
   process.execPath,
   ['--cpu-prof', `--cpu-prof-dir=${profiles}`, 'dist/main.js'],
   portOf,
-  {
-    DATABASE_URL: `sqlite:${databasePath}`,
-    PORT: '0',
-  },
+  { ...database, PORT: '0' },
 )
+/** 100,000 pets in a SQLite file, or with --services in PostgreSQL (and limits in Redis). */
+async function seeded(): Promise<{ database: NodeJS.ProcessEnv; key: string }> {
+  const { TEST_POSTGRES_URL: adminUrl, TEST_REDIS_URL: redisUrl } = process.env
+  if (!values.services) {
+    const path = join(dir, 'profile.sqlite')
+    return { database: { DATABASE_URL: `sqlite:${path}` }, key: await seedDatabase(path, 100_000) }
+  }
+  if (!adminUrl || !redisUrl) throw new Error('--services runs under scripts/with-services.sh')
+  const { url, key } = await seedFreshPostgres(adminUrl, 100_000)
+  return { database: { DATABASE_URL: url, REDIS_URL: redisUrl }, key }
+}
+
 const body = JSON.stringify({ name: 'Profile', categoryId: 1 })
 const result = await runLoad(server.child.pid ?? 0, {
   url: `http://127.0.0.1:${server.port}${values.path}`,

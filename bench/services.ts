@@ -10,10 +10,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
 import { withChildren } from './cpu.js'
-import { type Auth, createHarness, createRequest, getPetRequest, listRequest, withServer } from './harness.js'
-import { seedDatabase, seedPostgres, startService, startTsScript } from './lib.js'
+import { createHarness, createRequest, getPetRequest, listRequest, withServer } from './harness.js'
+import { seedDatabase, seedFreshPostgres, startService, startTsScript } from './lib.js'
 import { machine } from './report.js'
 import { servicesMarkdown } from './services-report.js'
 
@@ -47,19 +46,6 @@ const { rows, measure, measureMixed } = createHarness({
   parts: { postgres: () => withChildren(postmaster), redis: () => [redisPid] },
 })
 
-/** A fresh database on the benchmark's PostgreSQL, 100,000 pets, and the key for it. */
-async function seededPostgres(): Promise<{ url: string; key: string; auth: Auth }> {
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query('DROP DATABASE IF EXISTS petstore_bench WITH (FORCE)')
-  await admin.query('CREATE DATABASE petstore_bench')
-  await admin.end()
-  const url = new URL(adminUrl ?? '')
-  url.pathname = '/petstore_bench'
-  const key = await seedPostgres(url.toString(), 100_000)
-  return { url: url.toString(), key, auth: { authorization: `Bearer ${key}` } }
-}
-
 const dir = await mkdtemp(join(tmpdir(), 'petstore-bench-services-'))
 try {
   const sqlitePath = join(dir, 'pets.sqlite')
@@ -68,7 +54,8 @@ try {
     measure('sqlite-list', server, listRequest(sqliteAuth)),
   )
 
-  const { url, key, auth } = await seededPostgres()
+  const { url, key } = await seedFreshPostgres(adminUrl, 100_000)
+  const auth = { authorization: `Bearer ${key}` }
   const scaleOut = { DATABASE_URL: url, REDIS_URL: redisUrl }
   await withServer(startTsScript('bench/naive.ts', [url, key]), async (naive) => {
     await measure('pg-naive-list', naive, listRequest(auth))
