@@ -15,6 +15,7 @@ export function createBoundedMap<K, V>(maxEntries: number) {
       entries.set(key, value)
       return value
     },
+    delete: (key: K): boolean => entries.delete(key),
     clear: () => entries.clear(),
     get size() {
       return entries.size

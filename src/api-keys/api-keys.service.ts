@@ -48,8 +48,7 @@ export function createApiKeyService(deps: { handle: DbHandle; clock: Clock; env:
   const { handle, clock, env } = deps
   const repository = createApiKeyRepository(handle)
   // Kept only while the database is unchanged (see fresh-cache.ts): a revocation, update or rotation by
-  // the CLI or another instance takes effect on the next request. PostgreSQL has no token: every request
-  // reads the row.
+  // the CLI or another instance takes effect on the next request.
   const found = createFreshCache<KeyLookup>(handle.changeToken, KEY_CACHE_SIZE)
 
   async function issueApiKey(input: IssueApiKeyInput): Promise<IssuedApiKey> {
@@ -71,7 +70,7 @@ export function createApiKeyService(deps: { handle: DbHandle; clock: Clock; env:
 
   /**
    * The key behind a bearer token, or an `unauthorized` AppError saying what is wrong with it.
-   * Synchronous when the key was found before and nothing has been written since.
+   * Synchronous on SQLite when the key was found before and nothing has been written since.
    */
   function verifyApiKey(token: string): ApiKey | Promise<ApiKey> {
     const keyEnv = environmentOfKey(token)
@@ -81,11 +80,10 @@ export function createApiKeyService(deps: { handle: DbHandle; clock: Clock; env:
     }
     // Looked up by its hash: the secret itself is never compared, so timing reveals nothing about it.
     const hash = hashApiKey(token)
-    const { value, token: version } = found.lookup(hash)
-    if (value) return usable(value, clock.now())
-    return repository
-      .findApiKeyByHash(hash)
-      .then((lookup) => usable(lookup && found.store(hash, version, lookup), clock.now()))
+    const lookup = found.get(hash, () => repository.findApiKeyByHash(hash))
+    return lookup instanceof Promise
+      ? lookup.then((read) => usable(read, clock.now()))
+      : usable(lookup, clock.now())
   }
 
   async function updateApiKey(id: number, input: UpdateApiKeyInput): Promise<ApiKey> {

@@ -1,41 +1,54 @@
 import { createBoundedMap } from '../bounded-map.js'
 import type { ChangeToken } from './handle.js'
 
-/** A cache lookup: the value when it is provably fresh, and the token a new value must be stored under. */
-export interface Lookup<V> {
-  value: V | undefined
-  token: unknown
-}
-
 /**
  * The one cache shape of the service: results of database reads, kept only while the database's change
  * token is the one read *before* the read that produced them. Any commit (this process's, another
  * process's, an operator's) changes the token and so empties the cache on the next lookup: a write is
- * visible to the very next read. Without a token (PostgreSQL) nothing is ever kept.
+ * visible to the very next read. Without a token nothing is ever kept.
+ *
+ * A read still in flight is shared too, by the callers that got the same token: equal tokens mean no
+ * commit in between, so its answer is what each of them would have read (identical reads coalesce, as
+ * when a commit has just emptied the cache under load). A read that fails or finds nothing (undefined) is
+ * not kept. `get` is synchronous when the token is and the value is kept (SQLite's hits).
  *
  * @example
- * const { value, token } = cache.lookup(key)
- * if (value !== undefined) return value
- * return cache.store(key, token, readFromDatabase())
+ * const page = await pages.get(key, () => repository.readPage(query))
  */
 export function createFreshCache<V>(changeToken: ChangeToken | undefined, maxEntries: number) {
-  const entries = createBoundedMap<string, V>(maxEntries)
+  const entries = createBoundedMap<string, V | Promise<V | undefined>>(maxEntries)
   let current: unknown
 
+  function fromToken(key: string, token: unknown, load: () => V | undefined | Promise<V | undefined>) {
+    if (token !== current) {
+      entries.clear()
+      current = token
+    }
+    const kept = entries.get(key)
+    if (kept !== undefined) return kept
+    const loaded = load()
+    if (!(loaded instanceof Promise)) return loaded === undefined ? loaded : entries.set(key, loaded)
+    entries.set(key, loaded)
+    const settle = (value: V | undefined) => {
+      if (entries.get(key) !== loaded) return
+      if (value === undefined) entries.delete(key)
+      else entries.set(key, value)
+    }
+    loaded.then(settle, () => settle(undefined))
+    return loaded
+  }
+
   return {
-    lookup(key: string): Lookup<V> {
-      if (!changeToken) return { value: undefined, token: undefined }
+    /** The value kept under the current token, else `load()`'s (kept, and shared while in flight). */
+    get(
+      key: string,
+      load: () => V | undefined | Promise<V | undefined>,
+    ): V | undefined | Promise<V | undefined> {
+      if (!changeToken) return load()
       const token = changeToken()
-      if (token !== current) {
-        entries.clear()
-        current = token
-      }
-      return { value: entries.get(key), token }
-    },
-    /** Keeps `value` if the token is still the one its lookup saw; returns `value` either way. */
-    store(key: string, token: unknown, value: V): V {
-      if (!changeToken || token !== current) return value
-      return entries.set(key, value)
+      return token instanceof Promise
+        ? token.then((read) => fromToken(key, read, load))
+        : fromToken(key, token, load)
     },
   }
 }

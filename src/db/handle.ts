@@ -1,7 +1,10 @@
 import type { Compilable, CompiledQuery } from 'kysely'
 import type { Db } from './database.js'
 
-/** A value that changes whenever anyone (this process included) commits to the database. */
+/**
+ * A value that changes whenever anyone (this process included) commits to the database, read after the
+ * call (synchronously on SQLite; on PostgreSQL by a query sent after the call).
+ */
 export type ChangeToken = () => unknown
 
 /** A read compiled once, run with new arguments: `(...args) => rows`, synchronously where the driver can. */
@@ -28,9 +31,10 @@ export interface DbHandle {
     build: (db: Db, ...args: Args) => Compilable<Row>,
   ): PreparedRead<Args, Row>
   /**
-   * Present when the database can tell cheaply that nothing changed (SQLite's `data_version`, read on the
-   * connection that serves the reads, so this process's commits change it too). Caches may keep a
-   * read's result only while the token read *before* that read is still current.
+   * Present when the database can tell cheaply that nothing changed: SQLite's `data_version`, read on the
+   * connection that serves the reads, so this process's commits change it too; PostgreSQL's current
+   * snapshot, one query shared by the requests of a turn of the event loop (postgres.ts). Caches may keep
+   * a read's result only while the token read *before* that read is still current.
    */
   readonly changeToken: ChangeToken | undefined
   /**

@@ -11,6 +11,7 @@ import type { DatabaseConfig } from '../config.js'
 import type { Db } from './database.js'
 import { DatabaseTimeoutError, withDeadline } from './deadline.js'
 import { compileRead, type DbHandle, parametersOf } from './handle.js'
+import { createSnapshotToken, SNAPSHOT_SQL } from './snapshot-token.js'
 
 const INT8_OID = 20
 
@@ -32,8 +33,8 @@ const types = {
  * every query on it. A query that outlives the rest of that budget fails with DatabaseTimeoutError and its
  * connection is discarded, never handed to another request mid-answer. The server stops the same work on
  * its side (`statement_timeout`, `lock_timeout`). Without `timeoutMs` (migrations) nothing is bounded.
- * Reads go through Kysely's executor with SQL compiled once. No change token: PostgreSQL has no cheap
- * exact "nothing changed" signal, so nothing read from it is cached.
+ * Reads go through Kysely's executor with SQL compiled once. The change token is the current snapshot,
+ * one query per turn of the event loop (snapshot-token.ts).
  */
 export function openPostgres(
   database: Extract<DatabaseConfig, { kind: 'postgres' }>,
@@ -56,12 +57,21 @@ export function openPostgres(
   pool.on('connect', (client) => {
     client.on('error', () => {})
   })
-  const dialectPool = timeoutMs === undefined ? pool : withDeadlines(pool, timeoutMs)
+  const dialectPool: PostgresPool = timeoutMs === undefined ? pool : withDeadlines(pool, timeoutMs)
   const db: Db = new Kysely({ dialect: new PostgresDialect({ pool: dialectPool }) })
+  const changeToken = createSnapshotToken(async () => {
+    const client = await dialectPool.connect()
+    try {
+      const { rows } = await client.query<{ snapshot: string }>(SNAPSHOT_SQL, [])
+      return rows[0]?.snapshot ?? ''
+    } finally {
+      client.release()
+    }
+  })
   return {
     dialect: 'postgres',
     db,
-    changeToken: undefined,
+    changeToken,
     prepareRead<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
       const read = compileRead(db, build)
       return async (...args: Args) =>

@@ -10,7 +10,7 @@ export const COMPACT_FROM_ROWS = 256
 
 export type InventoryCounter = ReturnType<typeof createInventoryCounter>
 
-/** Reads the inventory (kept while SQLite's change token holds) and folds the counts every second. */
+/** Reads the inventory (kept while the change token holds) and folds the counts every second. */
 export function createInventoryCounter(deps: { handle: DbHandle; logger: Logger }) {
   const { handle, logger } = deps
   const repository = createInventoryRepository(handle)
@@ -32,8 +32,7 @@ export function createInventoryCounter(deps: { handle: DbHandle; logger: Logger 
 
   return {
     async read(): Promise<Inventory> {
-      const { value, token } = cache.lookup('all')
-      return value ?? cache.store('all', token, await repository.readInventory())
+      return (await cache.get('all', () => repository.readInventory())) as Inventory
     },
     async close(): Promise<void> {
       clearInterval(timer)

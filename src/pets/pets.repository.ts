@@ -1,6 +1,7 @@
-import type { Selectable } from 'kysely'
-import type { Db, PetsTable } from '../db/database.js'
+import { type Selectable, type SelectQueryBuilder, sql } from 'kysely'
+import type { Database, Db, PetsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
+import { batchByTurn } from '../db/turn-batch.js'
 import type { NewPet, Pet, PetStatus } from './pets.schemas.js'
 
 type PetRow = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status' | 'version'>
@@ -37,13 +38,34 @@ export interface PetChanges {
 
 export type PetRepository = ReturnType<typeof createPetRepository>
 
+type LivePets = (db: Db) => SelectQueryBuilder<Database, 'pets', PetRow>
+
+/**
+ * The pet with an id, by one prepared read on SQLite (synchronous, cheap). On PostgreSQL every lookup
+ * of a turn of the event loop shares one `id = any($1)` query (db/turn-batch.ts): a round trip per turn
+ * instead of one per request.
+ */
+function recordsById(handle: DbHandle, live: LivePets): (id: number) => Promise<PetRecord | undefined> {
+  if (handle.dialect === 'sqlite') {
+    const byId = handle.prepareRead((db, id: number) => live(db).where('id', '=', id))
+    return async (id) => {
+      const [row] = await byId(id)
+      return row && toRecord(row)
+    }
+  }
+  const byIds = handle.prepareRead((db, ids: number[]) => live(db).where('id', '=', sql<number>`any(${ids})`))
+  return batchByTurn(
+    async (ids: number[]) => new Map((await byIds(ids)).map((row) => [row.id, toRecord(row)])),
+  )
+}
+
 /**
  * The only code that writes SQL for pets. Reads go through the handle's prepared reads (committed data,
  * SQL compiled once) and never return a deleted pet; writes take the transaction they write in.
  */
 export function createPetRepository(handle: DbHandle) {
   const live = (db: Db) => db.selectFrom('pets').select(PET_COLUMNS).where('deleted_at', 'is', null)
-  const byId = handle.prepareRead((db, id: number) => live(db).where('id', '=', id))
+  const findRecord = recordsById(handle, live)
   const page = handle.prepareRead((db, afterId: number, limit: number) =>
     live(db).where('id', '>', afterId).orderBy('id').limit(limit),
   )
@@ -52,10 +74,7 @@ export function createPetRepository(handle: DbHandle) {
   )
 
   return {
-    async findPetById(id: number): Promise<PetRecord | undefined> {
-      const [row] = await byId(id)
-      return row && toRecord(row)
-    },
+    findPetById: findRecord,
 
     /** Keyset page: pets with an id above `afterId`, in ascending id order. */
     async listPetsAfter(query: PetPageQuery): Promise<Pet[]> {

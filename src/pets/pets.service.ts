@@ -60,11 +60,11 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
     // The cursor is judged before the cache is asked: an input gets one verdict whatever is cached.
     const afterId = afterIdOf(query.cursor)
     const cacheKey = `${query.limit}|${query.status ?? ''}|${afterId}`
-    const { value, token } = pages.lookup(cacheKey)
-    if (value) return value
-    const rows = await repository.listPetsAfter({ afterId, status: query.status, limit: query.limit + 1 })
-    const page = keysetPage(rows, query.limit)
-    return pages.store(cacheKey, token, Object.freeze(page))
+    const page = await pages.get(cacheKey, async () => {
+      const rows = await repository.listPetsAfter({ afterId, status: query.status, limit: query.limit + 1 })
+      return Object.freeze(keysetPage(rows, query.limit))
+    })
+    return page as PetPage
   }
 
   async function createPet(input: CreatePetInput): Promise<CreatedPet> {
@@ -100,10 +100,9 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
     if (clock.now() >= GET_PET_SUNSET_AT) {
       throw new AppError('gone', 'getPet was removed on 5 December 2030; use GET /pets?id=<petId>')
     }
-    const { value, token } = byId.lookup(String(id))
-    const record = value ?? (await repository.findPetById(id))
+    const record = await byId.get(String(id), () => repository.findPetById(id))
     if (!record) throw notFound(id)
-    return byId.store(String(id), token, record)
+    return record
   }
 
   /**

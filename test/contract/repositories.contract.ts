@@ -72,6 +72,32 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       expect(await pets.updatePet(db, rex.id, { name: 'Back' })).toBeUndefined()
     })
 
+    test('pets asked for in the same turn are each found (PostgreSQL reads them in one query)', async () => {
+      const made = await Promise.all(
+        ['A', 'B', 'C'].map((name) => pets.insertPet(db, { name, categoryId: 1 }, T0)),
+      )
+      const ids = made.map((pet) => pet.id).sort((a, b) => a - b)
+      const found = await Promise.all([...ids, ids[0] ?? 0, 999_999].map((id) => pets.findPetById(id)))
+      expect(found.map((record) => record?.pet.id)).toEqual([...ids, ids[0], undefined])
+    })
+
+    test('the change token moves with every commit, by this handle or another connection, and not with reads', async () => {
+      // Read in a later turn each time: both tokens are shared by the callers of one turn.
+      const token = async () => {
+        await new Promise((resolve) => setImmediate(resolve))
+        return handle.changeToken?.()
+      }
+      const before = await token()
+      expect(before).toBeDefined()
+      await pets.listPetsAfter({ afterId: 0, limit: 20 })
+      expect(await token()).toBe(before)
+      await handle.write((trx) => pets.insertPet(trx, { name: 'Rex', categoryId: 1 }, T0))
+      const afterWrite = await token()
+      expect(afterWrite).not.toBe(before)
+      await db.updateTable('pets').set({ name: 'Renamed' }).execute()
+      expect(await token()).not.toBe(afterWrite)
+    })
+
     test('keyset pages are in ascending id order after the cursor, optionally by status', async () => {
       const statuses = ['available', 'pending', 'sold', undefined, 'available'] as const
       const ids: number[] = []
