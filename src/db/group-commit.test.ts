@@ -28,42 +28,40 @@ const insertName = (trx: Db, name: string) =>
     .returning('id')
     .executeTakeFirstOrThrow()
 
-test('writes of one event-loop turn commit in one transaction, each caller getting its own result', async () => {
-  const transactions: number[] = []
-  const insert = createGroupCommit(handle, async (trx, name: string) => {
-    transactions.push(
-      (
-        await trx
-          .selectFrom('pets')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n as number,
-    )
-    return insertName(trx, name)
+test('writes of one event-loop turn reach writeAll together in one transaction, each caller getting its own result', async () => {
+  const groups: string[][] = []
+  const insert = createGroupCommit(handle, async (trx, names: string[]) => {
+    groups.push(names)
+    const rows: { id: number }[] = []
+    for (const name of names) rows.push(await insertName(trx, name))
+    return rows
   })
   const results = await Promise.all(['a', 'b', 'c', 'd'].map((name) => insert(name)))
+  expect(groups).toEqual([['a', 'b', 'c', 'd']])
   const ids = results.map((row) => row.id)
   expect(ids).toEqual([...ids].sort((x, y) => x - y))
   expect(new Set(ids).size).toBe(4)
   const later = await insert('e')
+  expect(groups).toEqual([['a', 'b', 'c', 'd'], ['e']])
   expect(later.id).toBe((ids.at(-1) ?? 0) + 1)
 })
 
 test('writes of one turn share a transaction: when it fails, every write of the group fails and none is stored', async () => {
-  const before = await db
-    .selectFrom('pets')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow()
-  const insert = createGroupCommit(handle, async (trx, name: string) => {
-    const row = await insertName(trx, name)
-    if (name === 'poison') throw new Error('no')
-    return row
+  const count = async () =>
+    (
+      await db
+        .selectFrom('pets')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n
+  const before = await count()
+  const insert = createGroupCommit(handle, async (trx, names: string[]) => {
+    const rows: { id: number }[] = []
+    for (const name of names) rows.push(await insertName(trx, name))
+    if (names.includes('poison')) throw new Error('no')
+    return rows
   })
   const outcomes = await Promise.allSettled(['x', 'poison', 'y'].map((name) => insert(name)))
   expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected'])
-  const after = await db
-    .selectFrom('pets')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow()
-  expect(after.n).toBe(before.n)
+  expect(await count()).toBe(before)
 })

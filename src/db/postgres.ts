@@ -33,8 +33,9 @@ const types = {
  * every query on it. A query that outlives the rest of that budget fails with DatabaseTimeoutError and its
  * connection is discarded, never handed to another request mid-answer. The server stops the same work on
  * its side (`statement_timeout`, `lock_timeout`). Without `timeoutMs` (migrations) nothing is bounded.
- * Reads go through Kysely's executor with SQL compiled once. The change token is the current snapshot,
- * one query per turn of the event loop (snapshot-token.ts).
+ * Reads are SQL compiled once by Kysely, sent straight to the pool as named statements (PostgreSQL
+ * parses and plans each once per connection). The change token is the current snapshot, one query per
+ * turn of the event loop (snapshot-token.ts).
  */
 export function openPostgres(
   database: Extract<DatabaseConfig, { kind: 'postgres' }>,
@@ -59,23 +60,29 @@ export function openPostgres(
   })
   const dialectPool: PostgresPool = timeoutMs === undefined ? pool : withDeadlines(pool, timeoutMs)
   const db: Db = new Kysely({ dialect: new PostgresDialect({ pool: dialectPool }) })
-  const changeToken = createSnapshotToken(async () => {
-    const client = await dialectPool.connect()
+  /** A read on a pooled connection, within the deadline, as a named statement (parsed once per connection). */
+  async function read<Row>(statement: pg.QueryConfig): Promise<Row[]> {
+    const client = (await dialectPool.connect()) as unknown as pg.PoolClient
     try {
-      const { rows } = await client.query<{ snapshot: string }>(SNAPSHOT_SQL, [])
-      return rows[0]?.snapshot ?? ''
+      return (await client.query(statement)).rows
     } finally {
       client.release()
     }
-  })
+  }
+  let statements = 0
+  const snapshot = { name: 'petstore_snapshot', text: SNAPSHOT_SQL }
+  const changeToken = createSnapshotToken(
+    async () => (await read<{ snapshot: string }>(snapshot))[0]?.snapshot ?? '',
+  )
   return {
     dialect: 'postgres',
     db,
     changeToken,
     prepareRead<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
-      const read = compileRead(db, build)
-      return async (...args: Args) =>
-        (await db.executeQuery<Row>({ ...read.compiled, parameters: parametersOf(read, args) })).rows
+      const compiled = compileRead(db, build)
+      const name = `petstore_read_${++statements}`
+      const text = compiled.compiled.sql
+      return (...args: Args) => read<Row>({ name, text, values: parametersOf(compiled, args) })
     },
     write: (work) => db.transaction().execute(work),
     ping: async () => {
@@ -93,11 +100,12 @@ function withDeadlines(pool: pg.Pool, timeoutMs: number): PostgresPool {
       const client = await withDeadline(pool.connect(), timeoutMs, 'a database connection')
       let broken: Error | undefined
       return {
-        query: async (text: string, values: unknown[]) => {
+        // Kysely sends (sql, parameters); the handle's reads a named statement (pg.QueryConfig).
+        query: async (query: string | pg.QueryConfig, values?: unknown[]) => {
           if (broken) throw broken
           const left = Math.max(1, giveUpAt - Date.now())
           try {
-            return await withDeadline(client.query(text, values), left, 'a database query')
+            return await withDeadline(client.query(query, values), left, 'a database query')
           } catch (error) {
             if (error instanceof DatabaseTimeoutError) broken = error
             throw error

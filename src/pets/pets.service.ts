@@ -51,8 +51,8 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
   const idempotency = createIdempotency(handle)
   const pages = createFreshCache<PetPage>(handle.changeToken, PAGE_CACHE_ENTRIES)
   const byId = createFreshCache<PetRecord>(handle.changeToken, PET_CACHE_ENTRIES)
-  const insertGrouped = createGroupCommit(handle, (trx, item: { pet: NewPet; createdAt: number }) =>
-    repository.insertPet(trx, item.pet, item.createdAt),
+  const insertGrouped = createGroupCommit(handle, (trx, items: { pet: NewPet; createdAt: number }[]) =>
+    repository.insertPets(trx, items),
   )
 
   /** A page of pets; the same query gives the same (frozen) page object while nothing was written. */

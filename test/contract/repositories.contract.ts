@@ -72,6 +72,17 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       expect(await pets.updatePet(db, rex.id, { name: 'Back' })).toBeUndefined()
     })
 
+    test('pets inserted together come back in the order given, each with its own new id', async () => {
+      const names = Array.from({ length: 1_203 }, (_, index) => `Pet ${index}`)
+      const items = names.map((name, index) => ({ pet: { name, categoryId: index + 1 }, createdAt: T0 }))
+      const inserted = await handle.write((trx) => pets.insertPets(trx, items))
+      expect(inserted.map((pet) => pet.name)).toEqual(names)
+      expect(inserted.map((pet) => pet.categoryId)).toEqual(names.map((_, index) => index + 1))
+      const ids = inserted.map((pet) => pet.id)
+      expect(ids).toEqual([...ids].sort((a, b) => a - b))
+      expect(new Set(ids).size).toBe(names.length)
+    })
+
     test('pets asked for in the same turn are each found (PostgreSQL reads them in one query)', async () => {
       const made = await Promise.all(
         ['A', 'B', 'C'].map((name) => pets.insertPet(db, { name, categoryId: 1 }, T0)),
