@@ -45,4 +45,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself, so `docker stop` drains (PETSTORE_DRAIN_SECONDS).
-CMD ["node", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=4", "dist/main.js"]

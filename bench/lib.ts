@@ -133,9 +133,16 @@ export function startTsScript(
 
 export const listeningPort = (output: string) => Number(/listening (\d+)/.exec(output)?.[1]) || undefined
 
+/** The node options of `npm start` (package.json), so the benchmark runs the service as users start it. */
+const START_OPTIONS = (
+  /node (.*)dist\/main\.js/.exec(JSON.parse(readFileSync('package.json', 'utf8')).scripts.start)?.[1] ?? ''
+)
+  .split(' ')
+  .filter(Boolean)
+
 /**
- * The service as users run it (`npm start`: the compiled dist/main.js, default settings, info logs) on
- * the given SQLite file. The port comes from its "Server listening" log line.
+ * The service as users run it (`npm start`: its node options, the compiled dist/main.js, default
+ * settings, info logs) on the given SQLite file. The port comes from its "Server listening" log line.
  */
 export function startService(
   databasePath: string,
@@ -144,7 +151,7 @@ export function startService(
 ): Promise<ServerProcess> {
   const portOf = (output: string) =>
     Number(/listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]) || undefined
-  return startProcess(process.execPath, [main], portOf, {
+  return startProcess(process.execPath, [...START_OPTIONS, main], portOf, {
     DATABASE_URL: `sqlite:${databasePath}`,
     PORT: '0',
     HOST: '127.0.0.1',
