@@ -108,7 +108,7 @@ export function markdown(
 ): string {
   const table = rows.map(
     (row) =>
-      `| ${row.name} | ${row.requestsPerSec.toFixed(0)} | ${row.p50Ms} | ${row.p99Ms} | ${row.rssMB.toFixed(0)} | ${row.ratioToCeiling.toFixed(3)} | ${row.failures}${row.note ? ` (${row.note})` : ''} |`,
+      `| ${row.name} | ${row.requestsPerSec.toFixed(0)} | ${row.p50Ms} | ${row.p99Ms} | ${row.cpuMicroseconds?.service?.toFixed(0) ?? '-'} | ${row.rssMB.toFixed(0)} | ${row.ratioToCeiling.toFixed(3)} | ${row.failures}${row.note ? ` (${row.note})` : ''} |`,
   )
   return [
     '# Benchmark results',
@@ -116,8 +116,8 @@ export function markdown(
     `Command: \`${command}\` (${settings}). Machine: ${info.cores} cores (${info.cpu}), ${info.memoryGB} GiB, Node ${info.node}, ${info.platform}, ${info.date}.`,
     'Each server runs alone in its own process; autocannon runs in the harness process, over loopback.',
     '',
-    '| row | requests/s | p50 ms | p99 ms | server RSS MB | × ceiling | non-2xx / errors |',
-    '|---|---|---|---|---|---|---|',
+    "| row | requests/s | p50 ms | p99 ms | server's CPU µs per request | server RSS MB | × ceiling | non-2xx / errors |",
+    '|---|---|---|---|---|---|---|---|',
     ...table,
     '',
     '## Targets',
