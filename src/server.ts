@@ -3,12 +3,14 @@ import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { describeDatabase } from './db/describe.js'
 import { sqliteOnNodeWarning } from './db/node-support.js'
-import { createDeps } from './deps.js'
+import { createDeps, type Deps } from './deps.js'
 import { drain } from './http/drain.js'
 import { registerMetricsRoute } from './http/metrics.js'
 
 export interface RunningServer {
   app: FastifyInstance
+  /** The stores and services it serves with (the demo seeds through them). */
+  deps: Deps
   /** Drains (http/drain.ts: no new connections, requests in flight finish), then closes the stores. */
   close(): Promise<void>
 }
@@ -37,6 +39,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
   return {
     app,
+    deps,
     close: async () => {
       await Promise.all([
         drain(app, config.drainSeconds * 1000, deps.logger),
@@ -47,13 +50,25 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
 }
 
-/** Runs until SIGTERM or SIGINT, then drains and exits 0. A signal during start-up stops it once started. */
-export async function serveUntilSignalled(config: Config): Promise<void> {
+/**
+ * Runs until SIGTERM or SIGINT, then drains and exits 0. A signal during start-up stops it once started.
+ * `onStarted` runs once it listens (the demo's seeding); if it fails, the server stops and the error stands.
+ */
+export async function serveUntilSignalled(
+  config: Config,
+  onStarted?: (server: RunningServer) => Promise<void>,
+): Promise<void> {
   const signalled = new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', resolve)
     process.once('SIGINT', resolve)
   })
   const server = await startServer(config)
+  try {
+    await onStarted?.(server)
+  } catch (error) {
+    await server.close()
+    throw error
+  }
   const signal = await signalled
   server.app.log.info({ signal }, 'shutting down: finishing in-flight requests')
   await server.close()

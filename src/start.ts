@@ -1,17 +1,19 @@
 import { ConfigError, loadConfig } from './config.js'
-import { serveUntilSignalled } from './server.js'
+import { type RunningServer, serveUntilSignalled } from './server.js'
 
 /**
  * The one start-up of the service, for `npm start` (main.ts) and `petstore serve` (cli/main.ts): the
  * configuration from `env`, then the stores, the app and the listener (server.ts, which logs once which
  * database it serves), until SIGTERM or SIGINT. A failure is one line on stderr and exit code 1.
+ * `onStarted` runs once it listens (demo.ts seeds there).
  */
 export async function serveFromEnvironment(
   env: NodeJS.ProcessEnv,
   writeError: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  onStarted?: (server: RunningServer) => Promise<void>,
 ): Promise<number> {
   try {
-    await serveUntilSignalled(loadConfig(env))
+    await serveUntilSignalled(loadConfig(env), onStarted)
     return 0
   } catch (error) {
     const reason = error instanceof ConfigError ? error.message : `cannot start: ${(error as Error).message}`

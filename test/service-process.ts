@@ -32,10 +32,13 @@ export function freePort(): Promise<number> {
   })
 }
 
-/** Spawns `node dist/main.js` on a fresh port with exactly `env` (and PATH): nothing else from ours. */
-export async function spawnService(env: Record<string, string>): Promise<Service> {
+/**
+ * Spawns `node dist/main.js` (or `node <args>`) on a fresh port with exactly `env` (and PATH): nothing else
+ * from ours.
+ */
+export async function spawnService(env: Record<string, string>, args = ['dist/main.js']): Promise<Service> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

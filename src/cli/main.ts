@@ -12,7 +12,8 @@ import { PETS_HELP, runPetsCommand } from './pets.js'
 const HELP = `Usage: petstore <command> [options]
 
 Commands:
-  serve     Run the HTTP service (PORT, HOST, DATABASE_URL, ... from the environment or .env)
+  serve     Run the HTTP service (PORT, HOST, DATABASE_URL, ... from the environment or .env);
+            serve --demo: on a temporary database with pets, an order and a test key
   migrate   Create or upgrade the database schema, then exit
   keys      Issue, list and revoke API keys (petstore keys --help)
   pets      List, create and fetch pets through the API (PETSTORE_URL, PETSTORE_API_KEY; petstore pets --help)
@@ -25,12 +26,23 @@ Every command reads its configuration from environment variables; see the README
 the database they use on stderr; serve names it in its log.`
 
 const COMMAND_HELP: Record<string, string> = {
-  serve:
-    'Usage: petstore serve\n\nRuns the service until SIGTERM or SIGINT, then finishes in-flight requests and exits 0.',
+  serve: `Usage: petstore serve [--demo]
+
+Runs the service until SIGTERM or SIGINT, then finishes in-flight requests and exits 0.
+
+  --demo   On a fresh temporary database (removed when it stops), in staging, with 36 pets of every
+           status, one open order and a test key; prints the docs address, the key and a curl command.`,
   migrate:
     'Usage: petstore migrate\n\nBrings the database named by DATABASE_URL to the latest schema version, creating it if need be.',
   keys: KEYS_HELP,
   pets: PETS_HELP,
+}
+
+/** `serve`'s options: true for --demo; anything else is a usage error. */
+function parseServeLine(args: string[]): boolean {
+  const unknown = args.find((arg) => arg !== '--demo')
+  if (unknown !== undefined) throw new UsageError(`serve takes no "${unknown}": petstore serve [--demo]`)
+  return args.length > 0
 }
 
 /** Runs one command line; resolves to the process exit code. */
@@ -67,6 +79,8 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
   // The server's modules load here, not on top: `pets` and `--help` start without them, in a tenth of the
   // time. `serve` is `npm start`'s start-up itself, which names its database in its log.
   if (command === 'serve') {
+    const demo = parseServeLine(args)
+    if (demo) return (await import('../demo.js')).serveDemo(io.env, io.err)
     const { serveFromEnvironment } = await import('../start.js')
     return serveFromEnvironment(io.env, io.err)
   }

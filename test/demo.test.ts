@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs'
+import { setTimeout as delay } from 'node:timers/promises'
+import { afterEach, expect, test } from 'vitest'
+import { killService, type Service, spawnService } from './service-process.js'
+
+/** `petstore serve --demo` (CONTRACT §1), as a newcomer runs it: its printed curl line must just work. */
+
+let demo: Service | undefined
+afterEach(async () => {
+  if (demo) await killService(demo)
+})
+
+async function waitForLine(
+  service: Service,
+  pattern: RegExp,
+  stream = service.stderr,
+): Promise<RegExpExecArray> {
+  for (let waited = 0; waited < 20_000; waited += 50) {
+    const found = pattern.exec(stream())
+    if (found) return found
+    if (service.child.exitCode !== null) break
+    await delay(50)
+  }
+  throw new Error(`no ${pattern} in: ${stream()}`)
+}
+
+test('serve --demo prints the docs, a test key and a curl line that answers 200 with seeded pets and an order', async () => {
+  demo = await spawnService({ LOG_LEVEL: 'warn' }, ['bin/petstore', 'serve', '--demo'])
+  const [, key, url] = await waitForLine(demo, /try: curl -H "Authorization: Bearer (\S+)" "(\S+)"/)
+  const docs = (await waitForLine(demo, /docs .*: (http\S+)/))[1] ?? ''
+  expect(key).toMatch(/^ps_test_/)
+  const auth = { authorization: `Bearer ${key}` }
+
+  const page = await fetch(url ?? '', { headers: auth })
+  expect(page.status).toBe(200)
+  expect(await page.json()).toHaveLength(5)
+  expect((await fetch(docs)).status).toBe(200)
+
+  const base = docs.replace(/\/docs$/, '')
+  const pets = (await (await fetch(`${base}/pets?limit=100`, { headers: auth })).json()) as {
+    status?: string
+  }[]
+  expect(pets).toHaveLength(36)
+  expect(new Set(pets.map((pet) => pet.status ?? 'none'))).toEqual(
+    new Set(['available', 'pending', 'sold', 'none']),
+  )
+  const orders = (await (await fetch(`${base}/store/orders`, { headers: auth })).json()) as {
+    status: string
+  }[]
+  expect(orders.map((order) => order.status)).toEqual(['placed'])
+})
+
+test('the demo database is a temporary file, gone once the service stops', async () => {
+  demo = await spawnService({ LOG_LEVEL: 'info' }, ['bin/petstore', 'serve', '--demo'])
+  await waitForLine(demo, /try: curl/)
+  // The log (stdout) names the database once; it is flushed within a second.
+  const path = (await waitForLine(demo, /"database":"sqlite:([^"]+)"/, demo.stdout))[1] ?? ''
+  expect(path).toMatch(/petstore-demo-.*demo\.sqlite$/)
+  expect(existsSync(path)).toBe(true)
+  demo.child.kill('SIGTERM')
+  expect(await demo.exited).toBe(0)
+  expect(existsSync(path)).toBe(false)
+})
+
+test('serve takes no other option', async () => {
+  demo = await spawnService({}, ['bin/petstore', 'serve', '--dmeo'])
+  expect(await demo.exited).toBe(2)
+  expect(demo.stderr()).toContain('serve takes no "--dmeo": petstore serve [--demo]')
+})
