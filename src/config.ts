@@ -5,13 +5,19 @@
 import type { Static } from 'typebox'
 import Value from 'typebox/value'
 import { CONFIG_VARIABLES, type ConfigSchema, FORMATS, listOf, type VariableSchema } from './config.schema.js'
+import { unknownVariableWarnings } from './config-typos.js'
 import { parseInteger } from './integer.js'
 import { redactUrl } from './redact-url.js'
 
 type Variables = Static<typeof ConfigSchema>
 export type Environment = Variables['PETSTORE_ENV']
 export type LogLevel = Variables['LOG_LEVEL']
-export type Config = Readonly<ReturnType<typeof toConfig>>
+export type Config = Readonly<
+  ReturnType<typeof toConfig> & {
+    /** What start-up warns about: unknown `PETSTORE_*` variables, with the closest known name. */
+    warnings: readonly string[]
+  }
+>
 export type DatabaseConfig = Config['database']
 
 export class ConfigError extends Error {
@@ -37,7 +43,7 @@ export function loadConfig(env: Env): Config {
     const value = String(config.headersTimeoutMs)
     throw new ConfigError('PETSTORE_HEADERS_TIMEOUT_MS', 'must not exceed PETSTORE_REQUEST_TIMEOUT_MS', value)
   }
-  return Object.freeze(config)
+  return Object.freeze({ ...config, warnings: unknownVariableWarnings(env) })
 }
 
 /** Each variable as set (or its default), checked against its schema; integers parsed by `parseInteger`. */

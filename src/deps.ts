@@ -21,6 +21,7 @@ import { createMemoryStore } from './rate-limit/memory-store.js'
 import type { Limits, RateLimitStore } from './rate-limit/rate-limit.port.js'
 import { createRedisStore } from './rate-limit/redis-store.js'
 import { isKeySubject } from './rate-limit/subjects.js'
+import { databaseStartupError } from './startup-errors.js'
 
 /** The object graph the server, the CLI and the tests share. */
 export interface Deps {
@@ -62,7 +63,9 @@ const READY_TIMEOUT_MS = 1000
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
   const clock = options.clock ?? systemClock
   const logger = createLogger(config.logLevel, options.logDestination)
-  const applied = await migrateDatabase(config.database)
+  const applied = await migrateDatabase(config.database).catch((error: unknown) => {
+    throw databaseStartupError(config.database, error)
+  })
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
   const writeHealth = trackWriteHealth(connectDatabase(config.database))
   const database = writeHealth.handle

@@ -3,9 +3,11 @@ import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { describeDatabase } from './db/describe.js'
 import { sqliteOnNodeWarning } from './db/node-support.js'
+import { markSqliteServer, otherServersWarning } from './db/sqlite-servers.js'
 import { createDeps, type Deps } from './deps.js'
 import { drain } from './http/drain.js'
 import { registerMetricsRoute } from './http/metrics.js'
+import { listenStartupError } from './startup-errors.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -20,12 +22,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const deps = await createDeps(config)
   const app = await buildApp(deps)
   const servers: FastifyInstance[] = [app]
+  let release = () => {}
   try {
-    await app.listen({ port: config.port, host: config.host })
-    // Which database this instance serves, once: the first thing to check when "my key is unknown".
-    deps.logger.info({ database: describeDatabase(config.database) }, 'serving from this database')
-    const warning = config.database.kind === 'sqlite' ? sqliteOnNodeWarning() : undefined
-    if (warning) deps.logger.warn(warning)
+    await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+      throw listenStartupError(config.port, config.host, error)
+    })
+    release = announceStart(config, deps)
     if (config.metricsPort !== undefined) {
       const metricsApp = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger })
       registerMetricsRoute(metricsApp, deps.metrics)
@@ -35,6 +37,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   } catch (error) {
     await Promise.allSettled(servers.map((server) => server.close()))
     await deps.close()
+    release()
     throw error
   }
   return {
@@ -46,8 +49,26 @@ export async function startServer(config: Config): Promise<RunningServer> {
         ...servers.slice(1).map((server) => server.close()),
       ])
       await deps.close()
+      release()
     },
   }
+}
+
+/**
+ * Logs which database this instance serves (once: the first thing to check when "my key is unknown")
+ * and what start-up warns about; marks a SQLite file as served by this process until the returned
+ * function is called.
+ */
+function announceStart(config: Config, deps: Deps): () => void {
+  deps.logger.info({ database: describeDatabase(config.database) }, 'serving from this database')
+  const sqlite = config.database.kind === 'sqlite' ? markSqliteServer(config.database.path) : undefined
+  const warnings = [
+    ...config.warnings,
+    sqlite && sqliteOnNodeWarning(),
+    sqlite && otherServersWarning(sqlite.others),
+  ]
+  for (const line of warnings) if (line) deps.logger.warn(line)
+  return sqlite?.release ?? (() => {})
 }
 
 /**

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -56,6 +56,7 @@ describe('the database line on stderr', () => {
   })
 
   it('gives a relative SQLite path as an absolute one', async () => {
+    mkdirSync(join(cli.state.dir, 'db'))
     const run = await petstore(['keys', 'list', '--json'], { DATABASE_URL: 'sqlite:./db/shop.sqlite' })
     expect(run.stderr).toBe(
       `petstore: database sqlite:${join(realpathSync(cli.state.dir), 'db', 'shop.sqlite')}\n`,
@@ -73,7 +74,7 @@ describe('the database line on stderr', () => {
       // serve is npm start's own start-up: it names the database in its log once it serves.
       expect(run.stderr.split('\n')[0]).toBe(
         args[0] === 'serve'
-          ? `petstore: cannot start: connect ECONNREFUSED 127.0.0.1:${port}`
+          ? `petstore: cannot start: DATABASE_URL postgres://shop:***@127.0.0.1:${port}/petstore?sslmode=disable&password=***: connection refused`
           : `petstore: database postgres://shop:***@127.0.0.1:${port}/petstore?sslmode=disable&password=***`,
       )
       expect(run.stdout + run.stderr).not.toContain('s3cr3t')

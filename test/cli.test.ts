@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -230,8 +230,15 @@ describe('commands', () => {
     expect((await petstore(['keys', 'rotate'])).code).toBe(2)
   })
 
-  it('migrate creates the database file and its schema', async () => {
+  it('migrate creates the database file and its schema in a folder that exists, and no folder', async () => {
     cli.state.databaseUrl = `sqlite:${join(cli.state.dir, 'nested', 'petstore.sqlite')}`
+    const missing = await petstore(['migrate'])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toBe(
+      `${cli.databaseLine()}\npetstore: failed: DATABASE_URL ${cli.state.databaseUrl}: no such directory\n`,
+    )
+    expect(existsSync(join(cli.state.dir, 'nested'))).toBe(false)
+    mkdirSync(join(cli.state.dir, 'nested'))
     const run = await petstore(['migrate'])
     expect(run).toMatchObject({ code: 0, stderr: `${cli.databaseLine()}\n` })
     const db = new Database(join(cli.state.dir, 'nested', 'petstore.sqlite'), { readonly: true })

@@ -155,18 +155,19 @@ export function serviceFixture() {
   }
 }
 
-/** Resolves once a complete JSON log line on stdout matches. */
+/** Resolves with the first complete JSON log line on stdout that matches, once there is one. */
 export function logLine(
   service: Service,
   matches: (line: Record<string, unknown>) => boolean,
-): Promise<void> {
+): Promise<Record<string, unknown>> {
   const parse = (line: string) => (line.startsWith('{') ? JSON.parse(line) : {})
   return new Promise((resolve) => {
     const check = () => {
-      const complete = service.stdout().split('\n').slice(0, -1)
-      if (complete.some((line) => matches(parse(line)))) {
+      const complete = service.stdout().split('\n').slice(0, -1).map(parse)
+      const found = complete.find((line) => matches(line))
+      if (found) {
         service.child.stdout?.off('data', check)
-        resolve()
+        resolve(found)
       }
     }
     service.child.stdout?.on('data', check)

@@ -91,7 +91,7 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
   // On stderr, as the logs are, so that stdout holds only the command's output (--json stays parseable).
   io.err(`petstore: database ${describeDatabase(config.database)}`)
   const warning = config.database.kind === 'sqlite' ? sqliteOnNodeWarning() : undefined
-  if (warning) io.err(`petstore: warning: ${warning}`)
+  for (const line of [...config.warnings, ...(warning ? [warning] : [])]) io.err(`petstore: warning: ${line}`)
   const [{ createDeps }, { default: pino }] = await Promise.all([import('../deps.js'), import('pino')])
   const deps = await createDeps(config, { logDestination: pino.destination(2) })
   try {

@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { createBoundedMap } from '../bounded-map.js'
@@ -110,14 +110,37 @@ function toRow<Row>(columns: readonly string[], values: readonly unknown[]): Row
   return row as Row
 }
 
+/** The folder of the default DATABASE_URL (`sqlite:./data/petstore.sqlite`): the only one created. */
+const DEFAULT_FOLDER = 'data'
+
+/**
+ * The file, created if need be in a folder that exists (CONTRACT §1: a missing folder is an error, not a
+ * tree made on the spot; `./data`, the default's, is the one exception). A failure carries its cause in
+ * words' reach: ENOENT for a missing folder, EACCES when the folder cannot be written.
+ */
 function openFile(path: string): SQLite.Database {
+  const folder = dirname(path)
+  if (!existsSync(folder)) {
+    if (resolve(folder) !== resolve(DEFAULT_FOLDER)) {
+      throw Object.assign(new Error(`no such directory: ${folder}`), { code: 'ENOENT' })
+    }
+    mkdirSync(folder, { recursive: true })
+  }
   try {
-    mkdirSync(dirname(path), { recursive: true })
     return new SQLite(path)
   } catch (error) {
-    throw new Error(
-      `cannot open the database file ${path} named by DATABASE_URL: ${(error as Error).message}`,
-    )
+    // SQLite says only "unable to open database file": the folder's permissions tell why, when they do.
+    if (!existsSync(path) && !isWritable(folder)) throw Object.assign(error as Error, { code: 'EACCES' })
+    throw error
+  }
+}
+
+function isWritable(folder: string): boolean {
+  try {
+    accessSync(folder, constants.W_OK)
+    return true
+  } catch {
+    return false
   }
 }
 

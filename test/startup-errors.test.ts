@@ -1,0 +1,82 @@
+import { existsSync, readdirSync } from 'node:fs'
+import { type AddressInfo, createServer, type Server } from 'node:net'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { logLine, serviceFixture, waitUntilHealthy } from './service-process.js'
+
+/** CONTRACT §1: start-up problems name their setting and say the cause in words, on one line. */
+
+const fixture = serviceFixture()
+let occupied: Server | undefined
+afterEach(() => {
+  occupied?.close()
+  occupied = undefined
+})
+
+async function failedStart(env: Record<string, string>): Promise<string> {
+  const service = await fixture.start(env)
+  expect(await service.exited).toBe(1)
+  const lines = service.stderr().split('\n').filter(Boolean)
+  expect(lines).toHaveLength(1)
+  expect(service.stderr()).not.toMatch(/^\s+at /m)
+  return lines[0] ?? ''
+}
+
+describe('a start that cannot succeed says which setting and why', () => {
+  it('names DATABASE_URL (password hidden) and "connection refused" for a PostgreSQL nobody serves', async () => {
+    const line = await failedStart({ DATABASE_URL: 'postgres://petstore:s3cret@127.0.0.1:1/petstore' })
+    expect(line).toBe(
+      'petstore: cannot start: DATABASE_URL postgres://petstore:***@127.0.0.1:1/petstore: connection refused',
+    )
+  })
+
+  it('names DATABASE_URL and "no such directory" for a SQLite file in a folder that does not exist, and creates none', async () => {
+    const path = join(fixture.state.dir, 'missing', 'deeper', 'pets.sqlite')
+    const line = await failedStart({ DATABASE_URL: `sqlite:${path}` })
+    expect(line).toBe(`petstore: cannot start: DATABASE_URL sqlite:${path}: no such directory`)
+    expect(existsSync(join(fixture.state.dir, 'missing'))).toBe(false)
+  })
+
+  it('names PORT, the cause and what to do when the port is taken', async () => {
+    const server = createServer()
+    occupied = server
+    const port = await new Promise<number>((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+    )
+    const line = await failedStart({ PORT: String(port) })
+    expect(line).toBe(
+      `petstore: cannot start: PORT ${port} on HOST 127.0.0.1: address already in use: another process listens there; set PORT`,
+    )
+  })
+})
+
+describe('start-up warnings', () => {
+  it('names an unknown PETSTORE_* variable and the closest known one', async () => {
+    const service = await fixture.start({ PETSTORE_PORTT: '1', LOG_LEVEL: 'info' })
+    await waitUntilHealthy(service)
+    const warning = await logLine(service, (line) => String(line.msg).startsWith('PETSTORE_PORTT'))
+    expect(warning).toMatchObject({
+      level: 40,
+      msg: 'PETSTORE_PORTT is not a setting of petstore (ignored): did you mean PORT?',
+    })
+  })
+
+  it('warns when a second process serves the same SQLite file, and not when the first is gone', async () => {
+    const first = await fixture.start({ LOG_LEVEL: 'info' })
+    await waitUntilHealthy(first)
+    const second = await fixture.start({ LOG_LEVEL: 'info' })
+    await waitUntilHealthy(second)
+    const warning = await logLine(second, (line) => String(line.msg).startsWith('another petstore process'))
+    expect(warning.msg).toContain(`(pid ${first.child.pid})`)
+    expect(warning.msg).toContain('rate limits and caches are then per process')
+    for (const service of [second, first]) {
+      service.child.kill('SIGTERM')
+      expect(await service.exited).toBe(0)
+    }
+    expect(readdirSync(fixture.state.dir).filter((name) => name.includes('-serving-'))).toEqual([])
+    const third = await fixture.start({ LOG_LEVEL: 'info' })
+    await waitUntilHealthy(third)
+    await logLine(third, (line) => line.msg === 'serving from this database')
+    expect(third.stdout()).not.toContain('another petstore process')
+  })
+})
