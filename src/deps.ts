@@ -63,7 +63,11 @@ const READY_TIMEOUT_MS = 1000
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
   const clock = options.clock ?? systemClock
   const logger = createLogger(config.logLevel, options.logDestination)
-  const applied = await migrateDatabase(config.database).catch((error: unknown) => {
+  const metrics = createMetrics()
+  // Redis first: a store that cannot be reached at start-up stops it (CONTRACT §1) before anything opens.
+  const rateLimitStore = options.rateLimitStore ?? (await createRateLimitStore(config, logger, metrics))
+  const applied = await migrateDatabase(config.database).catch(async (error: unknown) => {
+    await rateLimitStore.close()
     throw databaseStartupError(config.database, error)
   })
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
@@ -75,11 +79,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     clock,
     orderHold: createOrderRepository(database).orderHoldOn,
   })
-  const metrics = createMetrics()
   const usage = createUsageRecorder({ handle: database, clock, logger })
   const inventory = createInventoryCounter({ handle: database, logger })
   const apiKeys = createApiKeyService({ handle: database, clock, env: config.env })
-  const rateLimitStore = options.rateLimitStore ?? (await createRateLimitStore(config, logger, metrics))
   const purge = setInterval(() => {
     pets
       .purgeExpiredIdempotencyKeys()

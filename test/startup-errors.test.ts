@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs'
 import { type AddressInfo, createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { logLine, serviceFixture, waitUntilHealthy } from './service-process.js'
+import { freePort, logLine, serviceFixture, waitUntilHealthy } from './service-process.js'
 
 /** CONTRACT §1: start-up problems name their setting and say the cause in words, on one line. */
 
@@ -28,6 +28,14 @@ describe('a start that cannot succeed says which setting and why', () => {
     expect(line).toBe(
       'petstore: cannot start: DATABASE_URL postgres://petstore:***@127.0.0.1:1/petstore: connection refused',
     )
+  })
+
+  it('names REDIS_URL (password hidden) and "connection refused" for a Redis nobody serves, within seconds', async () => {
+    const port = await freePort()
+    const started = Date.now()
+    const line = await failedStart({ REDIS_URL: `redis://:s3cret@127.0.0.1:${port}` })
+    expect(line).toBe(`petstore: cannot start: REDIS_URL redis://:***@127.0.0.1:${port}: connection refused`)
+    expect(Date.now() - started).toBeLessThan(15_000)
   })
 
   it('names DATABASE_URL and "no such directory" for a SQLite file in a folder that does not exist, and creates none', async () => {

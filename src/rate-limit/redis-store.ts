@@ -1,5 +1,7 @@
 import { setTimeout } from 'node:timers/promises'
 import { Redis } from 'ioredis'
+import { redactUrl } from '../redact-url.js'
+import { causeInWords } from '../startup-errors.js'
 import type { BanPolicy, Decision, Limits, RateLimitStore } from './rate-limit.port.js'
 import { CONSUME_SCRIPT } from './redis-consume.js'
 import { windowStates } from './windows.js'
@@ -13,7 +15,7 @@ type ScriptResult = [
   bannedUntil: number,
 ]
 
-/** How long start-up waits for Redis before serving on per-instance limits. */
+/** How long start-up waits for Redis before it gives up (and the service does not start). */
 const STARTUP_WAIT_MS = 2_000
 
 interface ScriptedRedis extends Redis {
@@ -44,11 +46,19 @@ export async function createRedisStore(
   }
   const redis = new Redis(url, options) as ScriptedRedis
   redis.defineCommand('petstoreRateLimit', { numberOfKeys: 1, lua: CONSUME_SCRIPT })
-  redis.on('error', () => {})
-  // Start-up waits a moment for Redis, but never fails for it: until it answers, the caller falls back.
+  let lastError: unknown
+  redis.on('error', (error) => {
+    lastError = error
+  })
+  // Start-up waits a moment for Redis: a Redis that cannot be reached then stops the start (CONTRACT §1),
+  // one line naming REDIS_URL. Later, an unreachable Redis is the caller's fallback.
   // (Not events.once: it rejects on the 'error' events of failed connection attempts.)
-  const ready = new Promise<void>((resolve) => redis.once('ready', () => resolve()))
-  await Promise.race([ready, setTimeout(STARTUP_WAIT_MS, undefined, { ref: false })])
+  const ready = new Promise<boolean>((resolve) => redis.once('ready', () => resolve(true)))
+  if (!(await Promise.race([ready, setTimeout(STARTUP_WAIT_MS, false, { ref: false })]))) {
+    redis.disconnect()
+    const cause = lastError ? causeInWords(lastError) : `no answer within ${STARTUP_WAIT_MS / 1000} s`
+    throw new Error(`REDIS_URL ${redactUrl(url)}: ${cause}`)
+  }
 
   async function run(subject: string, limits: Limits, now: number, count: boolean): Promise<Decision> {
     const [outcome, minute, day, refusedBy, retryAfterMs, bannedUntil] = await redis.petstoreRateLimit(

@@ -68,29 +68,6 @@ test('with Redis gone the API keeps answering on per-instance limits, and shares
   expect(shared).toBe(true)
 })
 
-test('with Redis unreachable at start-up the service starts on per-instance limits and moves to Redis when it appears', async () => {
-  const port = await freePort()
-  const late = await buildTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } })
-  try {
-    const key = await late.issueKey('free')
-    const list = () =>
-      late.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })
-    const before = await list()
-    expect(before.statusCode).toBe(200)
-    expect(before.headers['x-ratelimit-remaining']).toBe('59')
-    await startRedis(port)
-    let shared = false
-    for (let attempt = 0; attempt < 100 && !shared; attempt++) {
-      // The in-process count is at 58 and falling; Redis starts empty, so 59 means Redis answered.
-      shared = (await list()).headers['x-ratelimit-remaining'] === '59'
-      if (!shared) await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    expect(shared).toBe(true)
-  } finally {
-    await late.close()
-  }
-})
-
 test('with Redis stalled (SIGSTOP) requests are answered on per-instance limits without waiting for it; SIGCONT shares them again', async () => {
   const port = await freePort()
   await startRedis(port)
