@@ -35,8 +35,10 @@ export interface PetstoreClientOptions {
   onWarning?: (warning: PetstoreWarning) => void
   /**
    * Told before each retry, once the client knows how long it waits: for progress messages such as
-   * "rate limited; waiting 12 s". Default: nothing. It is called after the rate-limit gate has learnt from
-   * the response, so a listener that throws only ends that call, with its own error.
+   * "rate limited; waiting 12 s". Default: one `console.warn` line when a 429 makes the call wait longer
+   * than a second (so a long pause never looks like a hang); `onRetry: () => {}` silences it. It is called
+   * after the rate-limit gate has learnt from the response, so a listener that throws only ends that call,
+   * with its own error.
    */
   onRetry?: (retry: RetryNotice) => void
   /** The fetch to send requests with. Default: `globalThis.fetch`. */
@@ -73,6 +75,12 @@ export interface CreatePetOptions extends RequestOptions {
   idempotencyKey?: string
 }
 
+/** The default onRetry: a 429's wait longer than a second is said, in one line. */
+function noticeLongWaits({ error, delayMs }: RetryNotice): void {
+  if (error.code !== 'rate_limited' || delayMs <= 1_000) return
+  console.warn(`petstore: rate limited (429); waiting ${Math.ceil(delayMs / 1_000)} s before sending again`)
+}
+
 export type ResolvedOptions = Required<Omit<PetstoreClientOptions, 'timeoutMs'>> & { timeoutMs?: number }
 
 function count(name: string, value: number | undefined, fallback: number): number {
@@ -95,7 +103,7 @@ export function resolveOptions(options: PetstoreClientOptions): ResolvedOptions 
     maxRetryAfterMs: count('maxRetryAfterMs', options.maxRetryAfterMs, 120_000),
     timeoutMs: options.timeoutMs === undefined ? undefined : count('timeoutMs', options.timeoutMs, 0),
     onWarning: options.onWarning ?? ((warning) => console.warn(`petstore: ${warning.message}`)),
-    onRetry: options.onRetry ?? (() => {}),
+    onRetry: options.onRetry ?? noticeLongWaits,
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     sleep: options.sleep ?? sleep,
     random: options.random ?? Math.random,

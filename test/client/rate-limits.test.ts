@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createPetstoreClient, type PetstoreClientOptions } from '../../client/src/index.js'
 import { countPets } from '../helpers.js'
 import { failure, recordingFetch, type ServedApp, serveTestApp } from './served-app.js'
@@ -129,5 +129,26 @@ describe('when waiting is no use', () => {
     expect(held).toMatchObject({ code: 'rate_limited', message: expect.stringMatching(/^not sent: /) })
     expect(waits).toEqual([])
     expect(recorder.sent).toHaveLength(2)
+  })
+})
+
+describe('a long wait is never silent', () => {
+  it('says once per retry, on console.warn by default, how long a 429 makes it wait; onRetry replaces that', async () => {
+    const key = await t.issueKey('free')
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    try {
+      const { client } = observedClient(key, { random: () => 0.5 })
+      await Promise.all(Array.from({ length: 61 }, () => client.listPets({ limit: 1 })))
+      const lines = warn.mock.calls.map((call) => String(call[0]))
+      expect(lines.length).toBeGreaterThan(0)
+      for (const line of lines)
+        expect(line).toMatch(/^petstore: rate limited \(429\); waiting \d+ s before sending again$/)
+      warn.mockClear()
+      const quiet = observedClient(await t.issueKey('free'), { random: () => 0.5, onRetry: () => {} }).client
+      await Promise.all(Array.from({ length: 61 }, () => quiet.listPets({ limit: 1 })))
+      expect(warn).not.toHaveBeenCalled()
+    } finally {
+      warn.mockRestore()
+    }
   })
 })
