@@ -41,6 +41,20 @@ describe('GET /v1/pets?id=', () => {
     expect((await byIds(`id=${a.id},${b.id}&status=sold`)).json()).toEqual([b])
   })
 
+  test("naming one pet, it carries getPet's ETag, which works in If-Match; naming more, none", async () => {
+    const { pet } = await create({ name: 'Rex', categoryId: 1 })
+    const other = (await create({ name: 'Tom', categoryId: 1 })).pet
+    const one = await byIds(`id=${pet.id}`)
+    expect(one.json()).toEqual([pet])
+    expect(one.headers.etag).toBe((await get(pet.id)).headers.etag)
+    expect((await patch(pet.id, { name: 'Rexa' }, { 'if-match': String(one.headers.etag) })).statusCode).toBe(
+      200,
+    )
+    expect((await byIds(`id=${pet.id}`)).headers.etag).not.toBe(one.headers.etag)
+    expect((await byIds(`id=${pet.id},${other.id}`)).headers.etag).toBeUndefined()
+    expect((await byIds('id=424242')).headers.etag).toBeUndefined()
+  })
+
   test.each([
     ['id=', 400],
     ['id=0', 400],
@@ -66,6 +80,22 @@ describe('ETag and PATCH', () => {
     expect(changed.json()).toEqual({ ...pet, status: 'pending' })
     expect(changed.headers.etag).not.toBe(etag)
     expect((await get(pet.id)).headers.etag).toBe(changed.headers.etag)
+  })
+
+  test('every 201 names where to read the pet; a replayed createPet carries the ETag of the pet as it is now', async () => {
+    const headers = json({ 'idempotency-key': 'create-rex-once' })
+    const send = () =>
+      t.app.inject({ method: 'POST', url: '/v1/pets', headers, payload: { name: 'Rex', categoryId: 1 } })
+    const first = await send()
+    const pet = first.json()
+    expect(first.headers.location).toBe(`http://localhost:80/v1/pets?id=${pet.id}`)
+    expect(first.headers.etag).toBe(`"${pet.id}-1"`)
+    const changed = await patch(pet.id, { status: 'sold' })
+    const replay = await send()
+    expect(replay.headers['idempotent-replayed']).toBe('true')
+    expect(replay.headers.location).toBe(first.headers.location)
+    expect(replay.headers.etag).toBe(changed.headers.etag)
+    expect(replay.json()).toEqual({ ...pet, status: 'sold' })
   })
 
   test('a stale If-Match is 412 and changes nothing; * and a list with the current tag pass', async () => {
@@ -175,4 +205,5 @@ test('a browser page may PATCH and DELETE with If-Match, and read the ETag', asy
     headers: { ...t.auth(key), origin: 'https://shop.example' },
   })
   expect(String(response.headers['access-control-expose-headers'])).toContain('ETag')
+  expect(String(response.headers['access-control-expose-headers'])).toContain('Location')
 })

@@ -33,7 +33,7 @@ const order = (petId: number, as = key, headers = {}) =>
 const move = (id: number, status: string, as = key) => send('PATCH', `/v1/store/orders/${id}`, as, { status })
 
 describe('placing an order', () => {
-  test('places it, sets the pet pending, and refuses a second order for the same pet', async () => {
+  test('places it (Location names it), sets the pet pending, and refuses a second order for the same pet', async () => {
     const pet = await newPet()
     const placed = await order(pet.id)
     expect(placed.statusCode).toBe(201)
@@ -43,6 +43,8 @@ describe('placing an order', () => {
       status: 'placed',
       createdAt: new Date(t.clock.now()).toISOString(),
     })
+    expect(placed.headers.location).toBe(`http://localhost:80/v1/store/orders/${placed.json().id}`)
+    expect((await send('GET', new URL(String(placed.headers.location)).pathname)).json()).toEqual(placed.json())
     expect(await petStatus(pet.id)).toBe('pending')
     const again = await order(pet.id, other)
     expect(again.statusCode).toBe(409)

@@ -15,6 +15,7 @@ export const EXPOSED_HEADERS = [
   'X-Request-Id',
   'Idempotent-Replayed',
   'ETag',
+  'Location',
 ]
 
 /**

@@ -26,6 +26,7 @@ export const placeOrderResponses = {
       type: 'string',
       description: '`true` when an earlier request with this Idempotency-Key placed it.',
     },
+    Location: { type: 'string', description: 'Where to read the order: `{base}/store/orders/{id}`.' },
   }),
   400: invalid('petId is required'),
   403: INSUFFICIENT_SCOPE,

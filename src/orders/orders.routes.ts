@@ -51,6 +51,7 @@ export function registerOrderRoutes(
         idempotencyKey: idempotencyKeyOf(request.raw),
       })
       if (replayed) reply.header('idempotent-replayed', 'true')
+      reply.header('location', `${publicUrlOf(config, request)}/store/orders/${order.id}`)
       return reply.code(201).send(order)
     },
   )

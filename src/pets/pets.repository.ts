@@ -111,11 +111,11 @@ export function createPetRepository(handle: DbHandle) {
       return rows.map(toPet)
     },
 
-    /** Those of `ids` that exist (and have `status`, when given), in ascending id order. */
-    async listPetsByIds(ids: readonly number[], status?: PetStatus): Promise<Pet[]> {
+    /** Those of `ids` that exist (and have `status`, when given), with their versions, ascending id. */
+    async listPetsByIds(ids: readonly number[], status?: PetStatus): Promise<PetRecord[]> {
       let query = live(handle.db).where('id', 'in', [...ids])
       if (status !== undefined) query = query.where('status', '=', status)
-      return (await query.orderBy('id').execute()).map(toPet)
+      return (await query.orderBy('id').execute()).map(toRecord)
     },
 
     async insertPet(trx: Db, pet: NewPet, createdAt: number): Promise<Pet> {

@@ -32,6 +32,11 @@ export const listPetsResponses = {
       type: 'string',
       description: 'RFC 8288 `<...>; rel="next"` to the next page; absent on the last page.',
     },
+    ETag: {
+      type: 'string',
+      description:
+        "With `?id=` naming one animal that exists: its strong validator, as getPet gives it (for `If-Match`).",
+    },
   }),
   400: errorResponse({ invalid_request: INVALID }),
   ...COMMON_ERRORS,
@@ -43,6 +48,8 @@ export const createPetResponses = {
       type: 'string',
       description: '`true` when an earlier request with the same Idempotency-Key created this animal.',
     },
+    Location: { type: 'string', description: 'Where to read the animal: `{base}/pets?id={id}`.' },
+    ETag: { type: 'string', description: "Strong validator of the animal's current state (for `If-Match`)." },
   }),
   400: errorResponse({
     invalid_request: {

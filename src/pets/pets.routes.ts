@@ -40,7 +40,13 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
     },
     async (request, reply) => {
       const { limit = DEFAULT_PAGE_SIZE, status, cursor, id } = request.query
-      if (id !== undefined) return reply.send(await listByIds(id, status, cursor))
+      if (id !== undefined) {
+        const { records, named } = await listByIds(id, status, cursor)
+        // getPet's replacement carries what getPet carries: naming one pet, its ETag (CONTRACT §11).
+        const [only] = records
+        if (named === 1 && only) reply.header('etag', etagOf(only))
+        return reply.send(records.map((record) => record.pet))
+      }
       const page = await pets.listPets({ limit, status, cursor })
       if (page.nextCursor) {
         reply.header(
@@ -76,15 +82,14 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
       },
     },
     async (request, reply) => {
-      const { pet, replayed } = await pets.createPet({
+      const created = await pets.createPet({
         apiKeyId: callerKeyOf(request).id,
         newPet: request.body,
         idempotencyKey: idempotencyKeyOf(request.raw),
       })
-      if (replayed) reply.header('idempotent-replayed', 'true')
-      // A new pet is at version 1; a replayed one may have changed since: its ETag is left out.
-      else reply.header('etag', etagOf({ pet, version: 1 }))
-      return reply.code(201).send(pet)
+      if (created.replayed) reply.header('idempotent-replayed', 'true')
+      reply.header('location', `${publicUrlOf(config, request)}/pets?id=${created.pet.id}`)
+      return reply.code(201).header('etag', etagOf(created)).send(created.pet)
     },
   )
 
@@ -124,6 +129,6 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
     if (ids.some((id) => !Number.isSafeInteger(id))) {
       throw new AppError('invalid_request', 'id must list integers from 1 to 9007199254740991')
     }
-    return pets.listPetsByIds(ids, status)
+    return { records: await pets.listPetsByIds(ids, status), named: ids.length }
   }
 }

@@ -28,6 +28,8 @@ export interface CreatePetInput {
 
 export interface CreatedPet {
   pet: Pet
+  /** The pet's version now (1 for a new pet; a replayed one may have changed since): its ETag. */
+  version: number
   /** True when an earlier request with the same Idempotency-Key created the pet. */
   replayed: boolean
 }
@@ -71,7 +73,7 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
     const fields: NewPet = { ...input.newPet, name: normalisePetName(input.newPet.name) }
     const now = clock.now()
     if (input.idempotencyKey === undefined) {
-      return { pet: await insertGrouped({ pet: fields, createdAt: now }), replayed: false }
+      return { pet: await insertGrouped({ pet: fields, createdAt: now }), version: 1, replayed: false }
     }
     const request = {
       apiKeyId: input.apiKeyId,
@@ -87,12 +89,12 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
         (pet) => ({ petId: pet.id }),
       ),
     )
-    if ('performed' in outcome) return { pet: outcome.performed, replayed: false }
-    // The earlier pet, read after this transaction on the usual read path.
+    if ('performed' in outcome) return { pet: outcome.performed, version: 1, replayed: false }
+    // The earlier pet as it is now, read after this transaction on the usual read path.
     const made = outcome.replayOf
-    const pet = 'petId' in made ? (await repository.findPetById(made.petId))?.pet : undefined
-    if (!pet) throw keyInUse()
-    return { pet, replayed: true }
+    const record = 'petId' in made ? await repository.findPetById(made.petId) : undefined
+    if (!record) throw keyInUse()
+    return { ...record, replayed: true }
   }
 
   /** The pet and its version (for the ETag). */
