@@ -105,6 +105,34 @@ describe('pets list', () => {
   })
 })
 
+describe('pets list --id', () => {
+  it('lists just those pets that exist, in id order, as a table or JSON: what replaces pets get', async () => {
+    const [a, b, c] = await seed([
+      { name: 'A', categoryId: 1, status: 'sold' },
+      { name: 'B', categoryId: 2 },
+      { name: 'C', categoryId: 3, status: 'sold' },
+    ])
+    const json = await pets(['list', '--id', `${c?.id},424242,${a?.id}`, '--json'])
+    expect(json).toMatchObject({ code: 0, stderr: '' })
+    expect(JSON.parse(json.stdout)).toEqual({ pets: [a, c] })
+    const sold = await pets(['list', '--id', `${a?.id},${b?.id}`, '--status', 'sold', '--json'])
+    expect(JSON.parse(sold.stdout)).toEqual({ pets: [a] })
+    const table = await pets(['list', '--id', String(b?.id)])
+    expect(lines(table.stdout)[1]?.split(/\s{2,}/)).toEqual([String(b?.id), 'B', '2'])
+    expect((await pets(['list', '--id', '424242'])).stdout).toBe('No pets.\n')
+  })
+
+  it.each([
+    [['list', '--id', '0'], '--id must be a whole number from 1 to 9007199254740991'],
+    [['list', '--id', '1,x'], '--id must be a whole number from 1 to 9007199254740991'],
+    [['list', '--id', '1', '--all'], '--id takes no --limit, --cursor or --all: it lists just those pets'],
+  ])('%j is a usage error (exit 2)', async (args, message) => {
+    const run = await pets(args)
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(message)
+  })
+})
+
 describe('pets get', () => {
   it('prints the pet, and the deprecation warning once on stderr', async () => {
     const [rex] = await seed([{ name: 'Rex', categoryId: 1 }])
@@ -112,7 +140,7 @@ describe('pets get', () => {
     expect(run.code).toBe(0)
     expect(JSON.parse(run.stdout)).toEqual(rex)
     expect(lines(run.stderr)).toEqual([
-      'petstore: warning: getPet is deprecated and will be removed on 2030-12-05; use getPets([id]) (listPets with ?id=) instead',
+      'petstore: warning: getPet is deprecated and will be removed on 2030-12-05; use pets list --id ID (listPets with ?id=) instead',
     ])
   })
 })

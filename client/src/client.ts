@@ -60,7 +60,7 @@ export interface PetstoreClient {
   /**
    * One pet by id.
    *
-   * @deprecated The service removes getPet on its Sunset date; walk `pets.all({ status })` instead.
+   * @deprecated The service removes getPet on its Sunset date; use `getPets([id])` (listPets with `?id=`).
    * @example const rex = await client.getPet(1)
    */
   getPet(id: number, options?: RequestOptions): Promise<Pet>

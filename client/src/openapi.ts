@@ -38,7 +38,7 @@ export interface paths {
         /**
          * Fetch one animal (deprecated: use listPets with ?id=)
          * @deprecated
-         * @description Returns one animal with its `ETag`. Deprecated since 1 January 2026 (`Deprecation`, `Sunset` and `Link: rel="successor-version"` headers): from 5 December 2030 it answers 410 `gone`; use listPets with `?id=` instead.
+         * @description Returns one animal with its `ETag`. Deprecated since 1 January 2026 (`Deprecation`, `Sunset` and `Link: rel="successor-version"` headers): from 5 December 2030 it answers 410 `gone`; use listPets with `?id=<petId>` instead: it carries the same `ETag` when it names one animal.
          */
         get: operations["getPet"];
         put?: never;
@@ -343,6 +343,8 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description RFC 8288 `<...>; rel="next"` to the next page; absent on the last page. */
                     Link?: string;
+                    /** @description With `?id=` naming one animal that exists: its strong validator, as getPet gives it (for `If-Match`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -519,6 +521,10 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description `true` when an earlier request with the same Idempotency-Key created this animal. */
                     "Idempotent-Replayed"?: string;
+                    /** @description Where to read the animal: `{base}/pets?id={id}`. */
+                    Location?: string;
+                    /** @description Strong validator of the animal's current state (for `If-Match`). */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1801,6 +1807,8 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description `true` when an earlier request with this Idempotency-Key placed it. */
                     "Idempotent-Replayed"?: string;
+                    /** @description Where to read the order: `{base}/store/orders/{id}`. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -21,10 +21,12 @@ Calls the API at PETSTORE_URL (default ${DEFAULT_URL}) with the key in PETSTORE_
   pets list [--status available|pending|sold] [--limit N] [--cursor C | --all] [--json]
       One page of pets in id order, and the command for the next page; --all walks every page.
       --json prints {"pets": [...], "nextCursor": "..."}.
+  pets list --id ID[,ID...] [--status S] [--json]
+      Those of the pets (1 to 100 ids) that exist, in id order: what replaces pets get.
   pets create --name NAME --category-id N [--status S] [--idempotency-key K] [--json]
       Adds a pet. Its retries reuse one Idempotency-Key, so at most one pet is created.
   pets get ID [--json]
-      Fetches one pet. The service deprecates this: prefer pets list --status.`
+      Fetches one pet. The service deprecates this: use pets list --id ID.`
 
 type PetsCommand = (client: PetstoreClient, args: string[], io: CliIo) => Promise<void>
 
@@ -75,7 +77,9 @@ function createCliClient(baseUrl: string, apiKey: string, io: CliIo): PetstoreCl
   return createPetstoreClient({
     baseUrl,
     apiKey,
-    onWarning: (warning) => io.err(`petstore: warning: ${warning.message}`),
+    // The client's advice names its own method; at the terminal, the command that does the same.
+    onWarning: (warning) =>
+      io.err(`petstore: warning: ${warning.message.replace('getPets([id])', 'pets list --id ID')}`),
     onRetry: ({ error, delayMs }) => {
       if (error.code !== 'rate_limited') return
       const asked =
@@ -94,6 +98,7 @@ async function listPets(client: PetstoreClient, args: string[], io: CliIo): Prom
   const { values } = parseArgs({
     args,
     options: {
+      id: { type: 'string' },
       status: { type: 'string' },
       limit: { type: 'string' },
       cursor: { type: 'string' },
@@ -102,6 +107,12 @@ async function listPets(client: PetstoreClient, args: string[], io: CliIo): Prom
     },
   })
   const status = parseStatus(values.status)
+  if (values.id !== undefined) {
+    if (values.all || values.cursor !== undefined || values.limit !== undefined) {
+      throw new UsageError('--id takes no --limit, --cursor or --all: it lists just those pets')
+    }
+    return listPetsByIds(client, parseIds(values.id), status, values.json, io)
+  }
   const limit = values.limit === undefined ? undefined : parseWholeNumber('--limit', values.limit, 100)
   if (values.all && values.cursor !== undefined) throw new UsageError('give either --all or --cursor')
   const page = values.all
@@ -119,6 +130,19 @@ async function listPets(client: PetstoreClient, args: string[], io: CliIo): Prom
     ]
     io.out(`\nNext page: petstore pets list${filters.join('')} --cursor ${page.nextCursor}`)
   }
+}
+
+/** `pets list --id`: getPet's replacement, through the client's getPets. */
+async function listPetsByIds(
+  client: PetstoreClient,
+  ids: number[],
+  status: PetStatus | undefined,
+  json: boolean,
+  io: CliIo,
+): Promise<void> {
+  const pets = await client.getPets(ids, { status })
+  if (json) io.out(JSON.stringify({ pets }))
+  else io.out(pets.length === 0 ? 'No pets.' : petTable(pets))
 }
 
 async function createPet(client: PetstoreClient, args: string[], io: CliIo): Promise<void> {
@@ -167,6 +191,13 @@ async function collect(pets: AsyncIterable<Pet>): Promise<Pet[]> {
   const all: Pet[] = []
   for await (const pet of pets) all.push(pet)
   return all
+}
+
+/** `--id 1,2,3`: 1 to 100 whole numbers from 1, comma-separated. */
+function parseIds(text: string): number[] {
+  const ids = text.split(',').map((part) => parseWholeNumber('--id', part, Number.MAX_SAFE_INTEGER))
+  if (ids.length > 100) throw new UsageError('--id takes at most 100 ids')
+  return ids
 }
 
 function parseStatus(text: string | undefined): PetStatus | undefined {

@@ -102,7 +102,7 @@ export function registerPetRoutes(app: FastifyInstance, deps: { pets: PetService
         description:
           'Returns one animal with its `ETag`. Deprecated since 1 January 2026 (`Deprecation`, `Sunset` ' +
           'and `Link: rel="successor-version"` headers): from 5 December 2030 it answers 410 `gone`; ' +
-          'use listPets with `?id=` instead.',
+          'use listPets with `?id=<petId>` instead: it carries the same `ETag` when it names one animal.',
         tags: ['pets'],
         deprecated: true,
         'x-stability': 'deprecated',
