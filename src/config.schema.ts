@@ -100,12 +100,12 @@ export const ConfigSchema = Type.Object({
   // No default: a made-up address would send "Try it out" to a server that is not ours.
   PETSTORE_PRODUCTION_URL: Type.Optional(
     text('petstore.base-url', "the production environment's base address in the OpenAPI `servers`", {
-      'x-unset': 'listed as the template `{base_url}`',
+      'x-unset': 'listed as the template `{base_url}`, preset to a placeholder',
     }),
   ),
   PETSTORE_STAGING_URL: Type.Optional(
     text('petstore.base-url', "the staging environment's base address in the OpenAPI `servers`", {
-      'x-unset': 'listed as the template `{staging_base_url}`',
+      'x-unset': 'listed as the template `{staging_base_url}`, preset to a placeholder',
     }),
   ),
   CORS_ORIGINS: Type.Optional(

@@ -50,25 +50,25 @@ describe('the served OpenAPI document', () => {
     ])
   })
 
-  test('lists production and staging as the spec writes them when their addresses are not configured', async () => {
+  test('lists production and staging as the spec writes them when their addresses are not configured, never as this server', async () => {
     const plain = await buildTestApp()
     try {
       const served = (await plain.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json()
       const here = 'http://localhost:80/v1'
-      const unset = (variable: string, environment: string, setting: string) => ({
+      const unset = (variable: string, environment: string, setting: string, placeholder: string) => ({
         url: `{${variable}}`,
-        description: environment.replace(/^./, (first) => first.toUpperCase()),
+        description: `${environment.replace(/^./, (first) => first.toUpperCase())} (address not configured)`,
         variables: {
           [variable]: {
-            default: here,
+            default: placeholder,
             description: `The ${environment} base address, ending in /v1 (not configured: ${setting}).`,
           },
         },
       })
       expect(served.servers).toEqual([
         { url: here, description: 'This server (production)' },
-        unset('base_url', 'production', 'PETSTORE_PRODUCTION_URL'),
-        unset('staging_base_url', 'staging', 'PETSTORE_STAGING_URL'),
+        unset('base_url', 'production', 'PETSTORE_PRODUCTION_URL', 'https://petstore.example/v1'),
+        unset('staging_base_url', 'staging', 'PETSTORE_STAGING_URL', 'https://staging.petstore.example/v1'),
       ])
     } finally {
       await plain.close()

@@ -44,7 +44,9 @@ describe('placing an order', () => {
       createdAt: new Date(t.clock.now()).toISOString(),
     })
     expect(placed.headers.location).toBe(`http://localhost:80/v1/store/orders/${placed.json().id}`)
-    expect((await send('GET', new URL(String(placed.headers.location)).pathname)).json()).toEqual(placed.json())
+    expect((await send('GET', new URL(String(placed.headers.location)).pathname)).json()).toEqual(
+      placed.json(),
+    )
     expect(await petStatus(pet.id)).toBe('pending')
     const again = await order(pet.id, other)
     expect(again.statusCode).toBe(409)

@@ -84,8 +84,18 @@ export function createDocuments(
 
 /** The spec's two environments: their base addresses are `{base_url}` and `{staging_base_url}` there. */
 const ENVIRONMENTS = [
-  { description: 'Production', variable: 'base_url', setting: 'PETSTORE_PRODUCTION_URL' },
-  { description: 'Staging', variable: 'staging_base_url', setting: 'PETSTORE_STAGING_URL' },
+  {
+    description: 'Production',
+    variable: 'base_url',
+    setting: 'PETSTORE_PRODUCTION_URL',
+    placeholder: 'https://petstore.example/v1',
+  },
+  {
+    description: 'Staging',
+    variable: 'staging_base_url',
+    setting: 'PETSTORE_STAGING_URL',
+    placeholder: 'https://staging.petstore.example/v1',
+  },
 ] as const
 
 interface Server {
@@ -97,20 +107,21 @@ interface Server {
 /**
  * The document with its servers: this one first (so "Try it" calls it), then production and staging (CONTRACT
  * §9). An environment whose address is configured is listed at it; one that is not is listed as the spec
- * writes it, a URL template (`{base_url}`) whose variable the reader fills in, preset to this server.
+ * writes it, a URL template (`{base_url}`) whose variable the reader fills in, preset to a placeholder
+ * (`.example`) rather than to this server, which it may well not be.
  */
 export function documentFor(document: unknown, config: Config, baseUrl: string): Record<string, unknown> {
   const here: Server = { url: baseUrl, description: `This server (${config.env})` }
   const servers = [here]
   const configured = { base_url: config.productionUrl, staging_base_url: config.stagingUrl }
-  for (const { description, variable, setting } of ENVIRONMENTS) {
+  for (const { description, variable, setting, placeholder } of ENVIRONMENTS) {
     const url = configured[variable]
     if (url === undefined) {
       const help = `The ${description.toLowerCase()} base address, ending in /v1 (not configured: ${setting}).`
       servers.push({
         url: `{${variable}}`,
-        description,
-        variables: { [variable]: { default: baseUrl, description: help } },
+        description: `${description} (address not configured)`,
+        variables: { [variable]: { default: placeholder, description: help } },
       })
     } else if (url !== here.url) servers.push({ url, description })
     else here.description = description

@@ -8,7 +8,16 @@ import { baseAddressHeaders, publicUrlOf } from './public-url.js'
 
 const DESCRIPTION = [
   'Manages the animals of a pet store. Every operation needs an API key sent as `Authorization: Bearer <key>`.',
-  'Errors share one body, `{code, message, status}`; each response lists the codes it can carry.',
+  '**Getting a key**: the operator of this service issues one (`petstore keys create --plan free`); to try ' +
+    'the API at once, `npm run demo` starts a service with pets, an order and a printed test key. Here, ' +
+    '**Authorize** with the key, then **Try it out** on any operation.',
+  '**Limits**: each key has per-minute and per-day limits (its plan); every response says where it stands ' +
+    '(`X-RateLimit-*`, `RateLimit`), a 429 says when to come back (`Retry-After`), and `GET /rate_limit` ' +
+    'tells without counting.',
+  '**Pages**: listings return up to `limit` items in ascending id order; the next page is the `Link: ' +
+    'rel="next"` header, whose opaque `cursor` is passed back as it is.',
+  'Errors share one body, `{code, message, status, requestId}`; each response lists the codes it can carry, ' +
+    'and `requestId` is the `X-Request-Id` to quote when asking about it.',
   'Every response carries `X-Request-Id`; API responses carry `Cache-Control: no-store`.',
   'A method a path does not answer gets 405 `method_not_allowed` with an `Allow` header listing the ones it ' +
     'does; an unknown path gets 404 `not_found`. Under `/v1` both need an API key first, like every operation.',
@@ -82,8 +91,13 @@ export async function serveOpenApi(app: FastifyInstance, config: Config): Promis
     )
     await docs.register(swaggerUi, {
       routePrefix: '/v1/docs',
-      theme: { title: 'Petstore API reference' },
-      uiConfig: { deepLinking: true, displayRequestDuration: true },
+      // No top bar (neither the framework's logo nor a box offering the page's own copy of the document)
+      // and no link to that copy under the title: the document's one address is /v1/openapi.json.
+      theme: {
+        title: 'Petstore API reference',
+        css: [{ filename: 'petstore.css', content: '.swagger-ui .info hgroup.main > a { display: none; }' }],
+      },
+      uiConfig: { deepLinking: true, displayRequestDuration: true, layout: 'BaseLayout' },
     })
   })
   app.get(

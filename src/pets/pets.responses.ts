@@ -35,7 +35,7 @@ export const listPetsResponses = {
     ETag: {
       type: 'string',
       description:
-        "With `?id=` naming one animal that exists: its strong validator, as getPet gives it (for `If-Match`).",
+        'With `?id=` naming one animal that exists: its strong validator, as getPet gives it (for `If-Match`).',
     },
   }),
   400: errorResponse({ invalid_request: INVALID }),

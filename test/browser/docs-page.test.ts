@@ -128,6 +128,26 @@ describe('/v1/docs in chromium', () => {
     })
   })
 
+  test("shows the project's own head: no framework logo or document box, an introduction to keys, limits, pages and errors", async () => {
+    expect(await page.locator('.topbar').count()).toBe(0)
+    expect(await page.locator('img[src*="logo"], .topbar-wrapper svg').count()).toBe(0)
+    expect(await page.locator('input.download-url-input').count()).toBe(0)
+    expect(await page.locator('a[href$="/v1/docs/json"]:visible').count()).toBe(0)
+    const intro = await page.locator('.information-container .description').innerText()
+    for (const words of ['Getting a key', 'npm run demo', 'Limits', 'Retry-After', 'Pages', 'requestId'])
+      expect(intro).toContain(words)
+  })
+
+  test('offers this server first, and never another environment at this address', async () => {
+    const options = await page.locator('.servers select option').allInnerTexts()
+    expect(options[0]).toContain(`${origin}/v1`)
+    expect(options.slice(1).join('\n')).not.toContain(origin)
+    expect(options.slice(1)).toEqual([
+      expect.stringContaining('Production (address not configured)'),
+      expect.stringContaining('Staging (address not configured)'),
+    ])
+  })
+
   // Before any operation is opened: the page as a visitor first sees it.
   test('saves a full-page screenshot to test-artifacts/docs-page.png', async () => {
     mkdirSync(ARTIFACTS, { recursive: true })
