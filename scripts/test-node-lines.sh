@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # One pinned release per line: the newest of each on 2026-11-23, but 24 is held at 24.18.1: from 24.19 on,
-# Node aborts when it frees a better-sqlite3 12 object outside JavaScript (nodejs/node#65446; README,
-# Prerequisites). Move them on with the lines.
+# Node aborts when it frees a better-sqlite3 12 object outside JavaScript (nodejs/node#65446;
+# docs/platforms.md). Move them on with the lines.
 declare -A PINNED=([22]=22.23.3 [24]=24.18.1 [26]=26.10.0)
 lines=("$@")
 ((${#lines[@]})) || lines=(22 24 26)

@@ -48,7 +48,7 @@ describe('Dockerfile', () => {
   })
 })
 
-/** The young generation's bound that keeps a busy instance's memory low (README, Performance). */
+/** The young generation's bound that keeps a busy instance's memory low (docs/performance.md). */
 const V8_SETTING = '--max-semi-space-size=4'
 
 test('every default way to start the service carries the same V8 setting: npm start, bin/petstore, the image', () => {
