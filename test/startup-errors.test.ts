@@ -1,8 +1,9 @@
-import { existsSync, readdirSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { type AddressInfo, createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { freePort, logLine, serviceFixture, waitUntilHealthy } from './service-process.js'
+import { freePort, logLine, ROOT, serviceFixture, waitUntilHealthy } from './service-process.js'
 
 /** CONTRACT §1: start-up problems name their setting and say the cause in words, on one line. */
 
@@ -43,6 +44,25 @@ describe('a start that cannot succeed says which setting and why', () => {
     const line = await failedStart({ DATABASE_URL: `sqlite:${path}` })
     expect(line).toBe(`petstore: cannot start: DATABASE_URL sqlite:${path}: no such directory`)
     expect(existsSync(join(fixture.state.dir, 'missing'))).toBe(false)
+  })
+
+  it('names DATABASE_URL and "permission denied" for a SQLite file in a folder it may not write', () => {
+    chmodSync(fixture.state.dir, 0o755)
+    const folder = join(fixture.state.dir, 'read-only')
+    mkdirSync(folder, { mode: 0o555 })
+    chmodSync(folder, 0o555)
+    const path = join(folder, 'pets.sqlite')
+    // Root may write anywhere: as root the service runs as `nobody` here, for whom the folder is read-only.
+    const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
+    const run = spawnSync(process.execPath, ['dist/main.js'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${path}`, PORT: '0' },
+      encoding: 'utf8',
+      ...asNobody,
+    })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toBe(`petstore: cannot start: DATABASE_URL sqlite:${path}: permission denied\n`)
+    expect(existsSync(path)).toBe(false)
   })
 
   it('names PORT, the cause and what to do when the port is taken', async () => {

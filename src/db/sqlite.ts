@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
@@ -120,10 +120,12 @@ const DEFAULT_FOLDER = 'data'
  */
 function openFile(path: string): SQLite.Database {
   const folder = dirname(path)
-  if (!existsSync(folder)) {
-    if (resolve(folder) !== resolve(DEFAULT_FOLDER)) {
-      throw Object.assign(new Error(`no such directory: ${folder}`), { code: 'ENOENT' })
-    }
+  try {
+    statSync(folder)
+  } catch (error) {
+    // ENOENT (no such directory) unless it is ./data; EACCES when a folder above may not be searched.
+    const missing = (error as { code?: unknown }).code === 'ENOENT'
+    if (!missing || resolve(folder) !== resolve(DEFAULT_FOLDER)) throw error
     mkdirSync(folder, { recursive: true })
   }
   try {
