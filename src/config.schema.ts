@@ -139,7 +139,7 @@ export const ConfigSchema = Type.Object({
   REDIS_URL: Type.Optional(
     text(
       'petstore.redis-url',
-      '`redis://` or `rediss://`: rate-limit state lives there, shared by every instance',
+      '`redis://` or `rediss://`: rate-limit state lives there, shared by every instance; it must answer at start-up',
       {
         'x-unset': 'in-process',
       },
