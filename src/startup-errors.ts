@@ -1,5 +1,6 @@
 import type { DatabaseConfig } from './config.js'
 import { describeDatabase } from './db/describe.js'
+import { causeChain } from './error-causes.js'
 
 /** System and PostgreSQL error codes a person meets at start-up, in words (CONTRACT §1). */
 const CAUSES: Record<string, string> = {
@@ -25,13 +26,14 @@ const CAUSES: Record<string, string> = {
   '53300': 'too many connections',
 }
 
-/** The cause of `error` in words: its code's, else its message. */
+/** The cause of `error` in words: the first known code along its chain of causes, else its message. */
 export function causeInWords(error: unknown): string {
-  const { code, errors, message } = (error ?? {}) as { code?: unknown; errors?: unknown; message?: unknown }
-  // Node's AggregateError when every address of a host name refused: the first one's code says it.
-  const first = Array.isArray(errors) ? (errors[0] as { code?: unknown } | undefined)?.code : undefined
-  const known = CAUSES[String(code ?? first)]
-  return known ?? (typeof message === 'string' && message !== '' ? message : String(error))
+  for (const link of causeChain(error)) {
+    const known = CAUSES[String((link as { code?: unknown }).code)]
+    if (known) return known
+  }
+  const { message } = (error ?? {}) as { message?: unknown }
+  return typeof message === 'string' && message !== '' ? message : String(error)
 }
 
 /** The database named by DATABASE_URL could not be opened or reached at start-up. */

@@ -1,3 +1,5 @@
+import { causeChain } from '../error-causes.js'
+
 /** Why a request got no response, by the code Node.js or undici puts on the error, as a person would say it. */
 const REASONS: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connection refused: is the service running and PETSTORE_URL right?',
@@ -19,7 +21,7 @@ const CERTIFICATE_CODE = /CERT|SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)/
  * `TypeError('fetch failed')` with the socket's error as `cause`, and the client wraps that once more.
  */
 export function describeNetworkError(error: unknown): string {
-  const chain = causesOf(error)
+  const chain = causeChain(error)
   for (const cause of chain) {
     const { code, message } = cause as { code?: unknown; message?: unknown }
     if (typeof code !== 'string') continue
@@ -33,16 +35,4 @@ export function describeNetworkError(error: unknown): string {
   if (deepest?.message === 'bad port')
     return 'fetch refuses that port, which belongs to another protocol: use another'
   return typeof deepest?.message === 'string' ? deepest.message : String(deepest)
-}
-
-/** The error, its cause, the cause's cause...; an AggregateError (one per address tried) by its first. */
-function causesOf(error: unknown): unknown[] {
-  const chain: unknown[] = []
-  let current = error
-  while (current !== undefined && current !== null && chain.length < 8) {
-    chain.push(current)
-    const { cause, errors } = current as { cause?: unknown; errors?: unknown }
-    current = cause ?? (Array.isArray(errors) ? errors[0] : undefined)
-  }
-  return chain
 }
