@@ -56,7 +56,7 @@ test('callers with the same token share a read in flight; a failed read is not k
 
 test('nothing found (undefined) is not kept, and without a change token nothing is', () => {
   const db = tokenSource()
-  const cache = createFreshCache<string>(db.token, 10)
+  const cache = createFreshCache<string | undefined>(db.token, 10)
   const missing = loader<string | undefined>(undefined)
   cache.get('unknown', missing)
   cache.get('unknown', missing)

@@ -10,16 +10,17 @@ import type { ChangeToken } from './handle.js'
  * A read still in flight is shared too, by the callers that got the same token: equal tokens mean no
  * commit in between, so its answer is what each of them would have read (identical reads coalesce, as
  * when a commit has just emptied the cache under load). A read that fails or finds nothing (undefined) is
- * not kept. `get` is synchronous when the token is and the value is kept (SQLite's hits).
+ * not kept (a cache of lookups that may find nothing has `undefined` in `V`). `get` is synchronous when
+ * the token is and the value is kept (SQLite's hits).
  *
  * @example
  * const page = await pages.get(key, () => repository.readPage(query))
  */
 export function createFreshCache<V>(changeToken: ChangeToken | undefined, maxEntries: number) {
-  const entries = createBoundedMap<string, V | Promise<V | undefined>>(maxEntries)
+  const entries = createBoundedMap<string, V | Promise<V>>(maxEntries)
   let current: unknown
 
-  function fromToken(key: string, token: unknown, load: () => V | undefined | Promise<V | undefined>) {
+  function fromToken(key: string, token: unknown, load: () => V | Promise<V>): V | Promise<V> {
     if (token !== current) {
       entries.clear()
       current = token
@@ -40,10 +41,7 @@ export function createFreshCache<V>(changeToken: ChangeToken | undefined, maxEnt
 
   return {
     /** The value kept under the current token, else `load()`'s (kept, and shared while in flight). */
-    get(
-      key: string,
-      load: () => V | undefined | Promise<V | undefined>,
-    ): V | undefined | Promise<V | undefined> {
+    get(key: string, load: () => V | Promise<V>): V | Promise<V> {
       if (!changeToken) return load()
       const token = changeToken()
       return token instanceof Promise

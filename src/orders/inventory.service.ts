@@ -32,7 +32,7 @@ export function createInventoryCounter(deps: { handle: DbHandle; logger: Logger 
 
   return {
     async read(): Promise<Inventory> {
-      return (await cache.get('all', () => repository.readInventory())) as Inventory
+      return cache.get('all', () => repository.readInventory())
     },
     async close(): Promise<void> {
       clearInterval(timer)

@@ -52,7 +52,7 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
   const repository = createPetRepository(handle)
   const idempotency = createIdempotency(handle)
   const pages = createFreshCache<PetPage>(handle.changeToken, PAGE_CACHE_ENTRIES)
-  const byId = createFreshCache<PetRecord>(handle.changeToken, PET_CACHE_ENTRIES)
+  const byId = createFreshCache<PetRecord | undefined>(handle.changeToken, PET_CACHE_ENTRIES)
   const insertGrouped = createGroupCommit(handle, (trx, items: { pet: NewPet; createdAt: number }[]) =>
     repository.insertPets(trx, items),
   )
@@ -62,11 +62,10 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
     // The cursor is judged before the cache is asked: an input gets one verdict whatever is cached.
     const afterId = afterIdOf(query.cursor)
     const cacheKey = `${query.limit}|${query.status ?? ''}|${afterId}`
-    const page = await pages.get(cacheKey, async () => {
+    return pages.get(cacheKey, async () => {
       const rows = await repository.listPetsAfter({ afterId, status: query.status, limit: query.limit + 1 })
       return Object.freeze(keysetPage(rows, query.limit))
     })
-    return page as PetPage
   }
 
   async function createPet(input: CreatePetInput): Promise<CreatedPet> {
