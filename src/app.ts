@@ -21,6 +21,9 @@ import { orderSchemas } from './orders/orders.schemas.js'
 import { registerPetLifecycleRoutes } from './pets/pets.lifecycle.routes.js'
 import { registerPetRoutes } from './pets/pets.routes.js'
 import { petSchemas } from './pets/pets.schemas.js'
+import { registerEventRoutes } from './webhooks/events.routes.js'
+import { registerWebhookRoutes } from './webhooks/webhooks.routes.js'
+import { webhookSchemas } from './webhooks/webhooks.schemas.js'
 
 const BODY_LIMIT_BYTES = 64 * 1024
 
@@ -59,7 +62,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
     },
   })
-  const sharedSchemas = [...petSchemas, ...orderSchemas, RateLimitStatus, ErrorBody]
+  const sharedSchemas = [...petSchemas, ...orderSchemas, ...webhookSchemas, RateLimitStatus, ErrorBody]
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas))
 
@@ -75,6 +78,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     registerPetRoutes(api, deps)
     registerPetLifecycleRoutes(api, deps)
     registerOrderRoutes(api, deps)
+    registerWebhookRoutes(api, deps)
+    registerEventRoutes(api, deps)
     registerStandingRoute(api)
   })
   await registerPublicScope(app, deps)

@@ -158,6 +158,22 @@ export const ConfigSchema = Type.Object({
     'on SIGTERM, longest the service waits for requests in flight before it closes their connections and exits',
     10,
   ),
+  PETSTORE_WEBHOOK_TIMEOUT_MS: count(
+    'longest one webhook attempt may take (lookup, connect, answer); then it counts as failed',
+    15_000,
+  ),
+  PETSTORE_WEBHOOK_RETRY_SCALE: Type.Number({
+    exclusiveMinimum: 0,
+    maximum: 1000,
+    default: 1,
+    description:
+      'multiplies every webhook delay (the retry schedule, `Retry-After`, the 5 days before a failing endpoint is disabled): for tests',
+  }),
+  PETSTORE_WEBHOOKS_ALLOW_PRIVATE: Type.Enum(['0', '1'], {
+    default: '0',
+    description:
+      '`1` lets webhook URLs reach any address, over plain `http` too: for development and tests only (start-up warns)',
+  }),
 })
 
 /** What the loader and the docs read of a variable's schema. */

@@ -43,7 +43,13 @@ export function loadConfig(env: Env): Config {
     const value = String(config.headersTimeoutMs)
     throw new ConfigError('PETSTORE_HEADERS_TIMEOUT_MS', 'must not exceed PETSTORE_REQUEST_TIMEOUT_MS', value)
   }
-  return Object.freeze({ ...config, warnings: unknownVariableWarnings(env) })
+  const warnings = [...unknownVariableWarnings(env)]
+  if (config.webhooks.allowPrivate) {
+    warnings.push(
+      'PETSTORE_WEBHOOKS_ALLOW_PRIVATE=1: webhook URLs may reach private and loopback addresses over plain http; never in production',
+    )
+  }
+  return Object.freeze({ ...config, warnings })
 }
 
 /** Each variable as set (or its default), checked against its schema; integers parsed by `parseInteger`. */
@@ -52,16 +58,24 @@ function parseVariables(env: Env): Variables {
   for (const [name, schema] of CONFIG_VARIABLES) {
     const text = env[name] ?? (schema.default === undefined ? undefined : String(schema.default))
     if (text === undefined) continue
-    const value = schema.type === 'integer' ? parseInteger(text) : text
+    const value = numberOf(schema, text)
     if (!Value.Check(schema, value)) throw new ConfigError(name, expectation(schema), text)
     values[name] = value
   }
   return values as Variables
 }
 
+/** An integer's or a number's text as that number (NaN when it is none); other text as it is. */
+function numberOf(schema: VariableSchema, text: string): string | number {
+  if (schema.type === 'integer') return parseInteger(text)
+  if (schema.type === 'number') return /^\d+(\.\d+)?(e-?\d+)?$/i.test(text) ? Number(text) : Number.NaN
+  return text
+}
+
 function expectation(schema: VariableSchema): string {
   if (schema.enum) return `must be one of ${schema.enum.join(', ')}`
   if (schema.type === 'integer') return `must be a whole number from ${schema.minimum} to ${schema.maximum}`
+  if (schema.type === 'number') return `must be a number above 0, at most ${schema.maximum}`
   return FORMATS[schema.format ?? '']?.expectation ?? 'is not valid'
 }
 
@@ -96,6 +110,14 @@ function toConfig(variables: Variables) {
     requestTimeoutMs: variables.PETSTORE_REQUEST_TIMEOUT_MS,
     /** On SIGTERM, the longest the drain may take before the process exits anyway. */
     drainSeconds: variables.PETSTORE_DRAIN_SECONDS,
+    webhooks: {
+      /** The longest one attempt may take. */
+      timeoutMs: variables.PETSTORE_WEBHOOK_TIMEOUT_MS,
+      /** Multiplies every delay of the delivery schedule (tests compress it). */
+      retryScale: variables.PETSTORE_WEBHOOK_RETRY_SCALE,
+      /** Any address and plain http: development and tests only. */
+      allowPrivate: variables.PETSTORE_WEBHOOKS_ALLOW_PRIVATE === '1',
+    },
   }
 }
 

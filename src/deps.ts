@@ -22,6 +22,10 @@ import type { Limits, RateLimitStore } from './rate-limit/rate-limit.port.js'
 import { createRedisStore } from './rate-limit/redis-store.js'
 import { isKeySubject } from './rate-limit/subjects.js'
 import { databaseStartupError } from './startup-errors.js'
+import { type AddressRules, type Resolve, systemResolve } from './webhooks/address.js'
+import { createEndpointService, type EndpointService } from './webhooks/endpoints.service.js'
+import { createEventLog, type EventLog } from './webhooks/event-log.js'
+import { createWebhookRetention } from './webhooks/retention.js'
 
 /** The object graph the server, the CLI and the tests share. */
 export interface Deps {
@@ -35,6 +39,12 @@ export interface Deps {
   /** Animals by status, from counts the database maintains; folds them every second. */
   inventory: InventoryCounter
   apiKeys: ApiKeyService
+  /** Webhook endpoints of each account (CONTRACT §14). */
+  webhookEndpoints: EndpointService
+  /** Events as an account reads them, their redelivery, and the attempts log. */
+  eventLog: EventLog
+  /** Which webhook URLs may be reached, and how names are resolved (the dispatcher judges them again). */
+  addressRules: AddressRules
   /** The guard's port to api-keys (http/ never imports it): a bearer token's principal, or a 401. */
   authenticate: GuardDeps['authenticate']
   /** Limits of requests counted per client IP: the Free plan's. */
@@ -53,6 +63,8 @@ export interface DepsOptions {
   logDestination?: DestinationStream
   /** Replaces the store the configuration picks (benchmarks compare against a no-op store). */
   rateLimitStore?: RateLimitStore
+  /** Resolves webhook host names (tests answer for names of their own); the system resolver by default. */
+  resolve?: Resolve
 }
 
 const PURGE_INTERVAL_MS = 10 * 60 * 1000
@@ -82,10 +94,19 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const usage = createUsageRecorder({ handle: database, clock, logger })
   const inventory = createInventoryCounter({ handle: database, logger })
   const apiKeys = createApiKeyService({ handle: database, clock, env: config.env })
+  const addressRules: AddressRules = {
+    allowPrivate: config.webhooks.allowPrivate,
+    allowHttp: config.env === 'staging',
+    resolve: options.resolve ?? systemResolve,
+  }
+  const purgeWebhookData = createWebhookRetention(database)
   const purge = setInterval(() => {
     pets
       .purgeExpiredIdempotencyKeys()
       .catch((error) => logger.warn({ err: error }, 'idempotency purge failed'))
+    purgeWebhookData(clock.now()).catch((error) =>
+      logger.warn({ err: error }, 'events and webhook attempts purge failed'),
+    )
   }, PURGE_INTERVAL_MS)
   purge.unref()
 
@@ -98,6 +119,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     orders: createOrderService({ handle: database, clock }),
     inventory,
     apiKeys,
+    webhookEndpoints: createEndpointService({ handle: database, clock, rules: addressRules }),
+    eventLog: createEventLog({ handle: database, clock }),
+    addressRules,
     authenticate: apiKeys.verifyApiKey,
     anonymousLimits: limitsFor('free'),
     usage,

@@ -4,10 +4,11 @@ import type { Config } from './config.js'
 import { describeDatabase } from './db/describe.js'
 import { sqliteOnNodeWarning } from './db/node-support.js'
 import { markSqliteServer, otherServersWarning } from './db/sqlite-servers.js'
-import { createDeps, type Deps } from './deps.js'
+import { createDeps, type Deps, type DepsOptions } from './deps.js'
 import { drain } from './http/drain.js'
 import { registerMetricsRoute } from './http/metrics.js'
 import { listenStartupError } from './startup-errors.js'
+import { createDispatcher } from './webhooks/dispatcher.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -18,9 +19,17 @@ export interface RunningServer {
 }
 
 /** Opens the stores, builds the app and listens where the configuration says. */
-export async function startServer(config: Config): Promise<RunningServer> {
-  const deps = await createDeps(config)
+export async function startServer(config: Config, options: DepsOptions = {}): Promise<RunningServer> {
+  const deps = await createDeps(config, options)
   const app = await buildApp(deps)
+  const dispatcher = createDispatcher({
+    handle: deps.database,
+    clock: deps.clock,
+    logger: deps.logger,
+    rules: deps.addressRules,
+    ...config.webhooks,
+    observe: deps.metrics.webhooks,
+  })
   const servers: FastifyInstance[] = [app]
   let release = () => {}
   try {
@@ -28,6 +37,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       throw listenStartupError(config.port, config.host, error)
     })
     release = announceStart(config, deps)
+    dispatcher.start()
     if (config.metricsPort !== undefined) {
       const metricsApp = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger })
       registerMetricsRoute(metricsApp, deps.metrics)
@@ -35,7 +45,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await metricsApp.listen({ port: config.metricsPort, host: config.host })
     }
   } catch (error) {
-    await Promise.allSettled(servers.map((server) => server.close()))
+    await Promise.allSettled([dispatcher.stop(0), ...servers.map((server) => server.close())])
     await deps.close()
     release()
     throw error
@@ -44,8 +54,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
     app,
     deps,
     close: async () => {
+      // Requests and webhook attempts in flight share the drain budget; then the stores close.
       await Promise.all([
         drain(app, config.drainSeconds * 1000, deps.logger),
+        dispatcher.stop(config.drainSeconds * 1000),
         ...servers.slice(1).map((server) => server.close()),
       ])
       await deps.close()

@@ -79,10 +79,15 @@ describe('the served OpenAPI document', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
     expect(document.security).toEqual([{ bearerAuth: [] }])
     expect(Object.keys(document.components.schemas).sort()).toEqual([
+      'DeliveryAttempt',
+      'DeliveryAttempts',
       'Error',
+      'Event',
+      'Events',
       'Inventory',
       'NewOrder',
       'NewPet',
+      'NewWebhookEndpoint',
       'Order',
       'OrderChange',
       'OrderStatus',
@@ -92,28 +97,46 @@ describe('the served OpenAPI document', () => {
       'PetStatus',
       'Pets',
       'RateLimitStatus',
+      'Redelivery',
+      'RedeliveryAccepted',
+      'SecretRotation',
+      'WebhookEndpoint',
+      'WebhookEndpointPatch',
+      'WebhookEndpointWithSecret',
+      'WebhookEndpoints',
     ])
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods))
     expect(operations.map((operation) => operation.operationId).sort()).toEqual([
       'createPet',
+      'createWebhookEndpoint',
       'deletePet',
+      'deleteWebhookEndpoint',
+      'getEvent',
       'getInventory',
       'getOrder',
       'getPet',
       'getRateLimit',
+      'getWebhookEndpoint',
+      'listEvents',
       'listOrders',
       'listPets',
+      'listWebhookDeliveries',
+      'listWebhookEndpoints',
       'placeOrder',
+      'redeliverEvent',
+      'rotateWebhookSecret',
       'updateOrder',
       'updatePet',
+      'updateWebhookEndpoint',
     ])
     expect(document.paths['/pets/{petId}']?.get?.deprecated).toBe(true)
     expect(document.paths['/pets/{petId}']?.get?.['x-stability']).toBe('deprecated')
     expect(document.paths['/pets']?.get?.deprecated).toBeUndefined()
-    // Every operation of CONTRACT §11 is marked experimental.
+    // Every operation of CONTRACT §11 and §14 is marked experimental.
+    const experimental = /^\/(store|webhook_endpoints|events)(\/|$)/
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {
-        if (!path.startsWith('/store/') && method !== 'patch' && method !== 'delete') continue
+        if (!experimental.test(path) && method !== 'patch' && method !== 'delete') continue
         expect(operation['x-stability'], `${method} ${path}`).toBe('experimental')
       }
     }
@@ -121,12 +144,19 @@ describe('the served OpenAPI document', () => {
 
   test('writes the paths as the spec does, relative to servers that end in /v1', async () => {
     expect(Object.keys(document.paths).sort()).toEqual([
+      '/events',
+      '/events/{eventId}',
+      '/events/{eventId}/redeliver',
       '/pets',
       '/pets/{petId}',
       '/rate_limit',
       '/store/inventory',
       '/store/orders',
       '/store/orders/{orderId}',
+      '/webhook_endpoints',
+      '/webhook_endpoints/{endpointId}',
+      '/webhook_endpoints/{endpointId}/deliveries',
+      '/webhook_endpoints/{endpointId}/rotate_secret',
     ])
     expect(document.servers?.map((server) => new URL(server.url).pathname)).toEqual(['/v1', '/v1', '/v1'])
   })

@@ -20,6 +20,7 @@ import {
 import type { RateLimitState } from './rate-limit-state.js'
 import { createStoreClient, type StoreClient } from './store.js'
 import { Transport } from './transport.js'
+import { createWebhooksClient, type WebhooksClient } from './webhooks.js'
 
 /** One page of listPets. */
 export interface PetPage {
@@ -84,6 +85,8 @@ export interface PetstoreClient {
   getPets(ids: readonly number[], options?: RequestOptions & { status?: PetStatus }): Promise<Pet[]>
   /** Experimental: store orders and the inventory. */
   store: StoreClient
+  /** Experimental: webhook endpoints, their delivery log and the events (verify deliveries with `verifyWebhook`). */
+  webhooks: WebhooksClient
   pets: {
     /**
      * Every pet, page after page: each page's `Link: rel="next"` gives the cursor of the next, which
@@ -214,6 +217,7 @@ export function createPetstoreClient(options: PetstoreClientOptions): PetstoreCl
       return (await response.json()) as Pet[]
     },
     store: createStoreClient(transport),
+    webhooks: createWebhooksClient(transport),
     pets: { all: (options) => allPets(context, options) },
     get rateLimit() {
       return transport.rateLimit

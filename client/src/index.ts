@@ -8,15 +8,21 @@ export {
 export type { PetstoreWarning } from './deprecation.js'
 export { PetstoreError, type PetstoreErrorCode } from './errors.js'
 export type {
+  DeliveryAttempt,
   Inventory,
   NewPet,
+  NewWebhookEndpoint,
   Order,
   OrderStatus,
   Pet,
   PetPatch,
   PetStatus,
+  PetstoreEvent,
   RateLimitStatus,
   ServiceErrorCode,
+  WebhookEndpoint,
+  WebhookEndpointPatch,
+  WebhookEndpointWithSecret,
 } from './models.js'
 export type {
   CreatePetOptions,
@@ -26,3 +32,5 @@ export type {
 } from './options.js'
 export type { RateLimitState } from './rate-limit-state.js'
 export type { ListOrdersOptions, OrderPage, PlaceOrderOptions, StoreClient } from './store.js'
+export { verifyWebhook, type WebhookHeaders } from './verify-webhook.js'
+export type { Page, PageOptions, WebhooksClient } from './webhooks.js'

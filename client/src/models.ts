@@ -37,3 +37,18 @@ export type OrderStatus = components['schemas']['OrderStatus']
 
 /** Experimental: animals by status over the whole store. */
 export type Inventory = components['schemas']['Inventory']
+
+/** Experimental (CONTRACT §14): a webhook endpoint, never its secret. */
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint']
+
+/** The endpoint with its signing secret: the answer of a creation or a rotation, once. */
+export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret']
+
+export type NewWebhookEndpoint = components['schemas']['NewWebhookEndpoint']
+export type WebhookEndpointPatch = components['schemas']['WebhookEndpointPatch']
+
+/** One attempt to deliver an event to an endpoint. */
+export type DeliveryAttempt = components['schemas']['DeliveryAttempt']
+
+/** A change of a pet or an order, as delivered and listed; drop one whose `resourceVersion` you have passed. */
+export type PetstoreEvent = components['schemas']['Event']

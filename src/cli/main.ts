@@ -8,6 +8,7 @@ import { requireExistingDatabase } from './database.js'
 import { type CliIo, processIo, UsageError } from './io.js'
 import { KEYS_HELP, keysCommands } from './keys.js'
 import { PETS_HELP, runPetsCommand } from './pets.js'
+import { WEBHOOKS_HELP, webhooksCommands } from './webhooks.js'
 
 const HELP = `Usage: petstore <command> [options]
 
@@ -17,6 +18,7 @@ Commands:
   migrate   Create or upgrade the database schema, then exit
   keys      Issue, list and revoke API keys (petstore keys --help)
   pets      List, create and fetch pets through the API (PETSTORE_URL, PETSTORE_API_KEY; petstore pets --help)
+  webhooks  List every account's webhook endpoints, or disable one (petstore webhooks --help)
 
 Options:
   -h, --help       This text; petstore <command> --help tells of one command
@@ -36,6 +38,7 @@ Runs the service until SIGTERM or SIGINT, then finishes in-flight requests and e
     'Usage: petstore migrate\n\nBrings the database named by DATABASE_URL to the latest schema version, creating it if need be.',
   keys: KEYS_HELP,
   pets: PETS_HELP,
+  webhooks: WEBHOOKS_HELP,
 }
 
 /** `serve`'s options: true for --demo; anything else is a usage error. */
@@ -85,9 +88,10 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
     return serveFromEnvironment(io.env, io.err)
   }
   const keys = command === 'keys' ? parseKeysLine(args) : undefined
+  const webhooks = command === 'webhooks' ? parseWebhooksLine(args) : undefined
   const config = loadConfig(io.env)
   // serve and migrate may create the database; keys only one that was named, or when asked to.
-  if (keys && !keys.createDb) requireExistingDatabase(config.database, io.env)
+  if ((keys && !keys.createDb) || webhooks) requireExistingDatabase(config.database, io.env)
   // On stderr, as the logs are, so that stdout holds only the command's output (--json stays parseable).
   io.err(`petstore: database ${describeDatabase(config.database)}`)
   const warning = config.database.kind === 'sqlite' ? sqliteOnNodeWarning() : undefined
@@ -96,6 +100,7 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
   const deps = await createDeps(config, { logDestination: pino.destination(2) })
   try {
     if (keys) await keys.run(deps, keys.args, io)
+    else if (webhooks) await webhooks.run(deps, webhooks.args, io)
     else io.out('The database schema is up to date.')
     return 0
   } finally {
@@ -109,6 +114,14 @@ function parseKeysLine(args: string[]) {
   const run = command === undefined ? undefined : keysCommands[command]
   if (!run) throw new UsageError(`keys needs one of: ${Object.keys(keysCommands).join(', ')}`)
   return { run, args: rest, createDb: args.includes('--create-db') }
+}
+
+/** `webhooks <command> [options]`. */
+function parseWebhooksLine(args: string[]) {
+  const [command, ...rest] = args
+  const run = command === undefined ? undefined : webhooksCommands[command]
+  if (!run) throw new UsageError(`webhooks needs one of: ${Object.keys(webhooksCommands).join(', ')}`)
+  return { run, args: rest }
 }
 
 function reportFailure(error: unknown, io: CliIo): number {

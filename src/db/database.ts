@@ -68,6 +68,8 @@ export interface OrdersTable {
   status: string
   created_at: number
   updated_at: number
+  /** 1 when placed, one more on every change: its events' `resourceVersion`. */
+  version: Generated<number>
 }
 
 /** +1 or -1 per change of a live pet's status, appended by triggers; the inventory is the sum per status. */
@@ -75,6 +77,67 @@ export interface PetStatusCountsTable {
   id: Generated<number>
   status: string
   count: number
+}
+
+/** The outbox (CONTRACT §14): one row per committed change, written in the change's transaction. */
+export interface EventsTable {
+  /** Commit order: on PostgreSQL writers of events take one lock, so ids are drawn in commit order. */
+  seq: Generated<number>
+  type: string
+  /** The account an `order.*` event belongs to; null: every account sees it (`pet.*`). */
+  api_key_id: number | null
+  resource_version: number
+  /** The Pet or Order as the API returned it right after the change, as JSON text. */
+  object: string
+  created_at: number
+  /** 0 until a dispatcher made the event's deliveries (webhooks/fan-out). */
+  fanned_out: Generated<number>
+}
+
+export interface WebhookEndpointsTable {
+  id: Generated<number>
+  api_key_id: number
+  url: string
+  /** JSON array of subscriptions: event types, `order.*`-like families, or `*`. */
+  events: string
+  description: string | null
+  /** `enabled` or `disabled`. */
+  status: string
+  /** Why the service disabled it (410, five days of failures); null when an operator or the owner did. */
+  disabled_reason: string | null
+  /** `whsec_…`: kept as is, since every delivery is signed with it. */
+  secret: string
+  /** The secret before the last rotation, still signing until `previous_secret_until`. */
+  previous_secret: string | null
+  previous_secret_until: number | null
+  /** When it was created or last re-enabled: events that committed before are not sent to it. */
+  enabled_at: number
+  /** The first failure since its last success; five days of that disables it. */
+  failing_since: number | null
+  created_at: number
+  deleted_at: number | null
+}
+
+/** One attempt of one delivery (an event to an endpoint); `pending` rows are the dispatchers' queue. */
+export interface WebhookAttemptsTable {
+  id: Generated<number>
+  event_seq: number
+  endpoint_id: number
+  /** 1 to 8 within one series; a redelivery starts a new series at 1. */
+  attempt: number
+  /** `pending`, `succeeded` or `failed`. */
+  status: string
+  due_at: number
+  /** Set while a dispatcher holds the attempt; another may take it once `lease_until` passed. */
+  lease_token: string | null
+  lease_until: number | null
+  /** When it is due (pending) or was made. */
+  at: number
+  http_status: number | null
+  error: string | null
+  duration_ms: number | null
+  /** 1 for the attempts of a redelivery (they do not count in the commit-to-first-attempt lag). */
+  redelivery: Generated<number>
 }
 
 /** Always empty outside the readiness probe's transaction (db/write-health.ts). */
@@ -92,6 +155,9 @@ export interface Database {
   key_usage: KeyUsageTable
   orders: OrdersTable
   pet_status_counts: PetStatusCountsTable
+  events: EventsTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_attempts: WebhookAttemptsTable
 }
 
 /** The database handle every repository function takes first (or a transaction of it). */

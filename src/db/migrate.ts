@@ -8,6 +8,7 @@ import * as keyLifecycle from './migrations/0003_key_lifecycle.js'
 import * as petLifecycle from './migrations/0004_pet_lifecycle.js'
 import * as storeOrders from './migrations/0005_store_orders.js'
 import * as petStatusCounts from './migrations/0006_pet_status_counts.js'
+import * as eventsWebhooks from './migrations/0007_events_webhooks.js'
 
 /** Versioned migrations, applied in name order; listed here so the built output needs no file scan. */
 const migrations: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0004_pet_lifecycle': petLifecycle,
   '0005_store_orders': storeOrders,
   '0006_pet_status_counts': petStatusCounts,
+  '0007_events_webhooks': eventsWebhooks,
 }
 
 /** Every migration's name, in the order they apply. */

@@ -29,13 +29,37 @@ export function createMetrics() {
     help: 'Decisions made by the per-instance store because the shared (Redis) store did not answer.',
     registers: [registry],
   })
+  const webhookDeliveries = new Counter({
+    name: 'petstore_webhook_deliveries_total',
+    help:
+      'Webhook attempts by outcome: succeeded, retried (failed; another attempt is scheduled), failed (no ' +
+      'further attempt), lost (its lease ran out first; another instance makes it).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  })
+  const webhookLag = new Histogram({
+    name: 'petstore_webhook_delivery_lag_seconds',
+    help: "From an event's commit to the start of its first attempt, per endpoint.",
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+    registers: [registry],
+  })
   /** Counts a response; `route` is the route pattern, never the raw URL (bounded cardinality). */
   function observeRequest(route: string, method: string, status: number, seconds: number): void {
     requests.inc({ route, method, status })
     durationHistogram.observe({ route }, seconds)
   }
 
-  return { registry, observeRequest, rateLimitRefusals, rateLimitFallbacks }
+  return {
+    registry,
+    observeRequest,
+    rateLimitRefusals,
+    rateLimitFallbacks,
+    /** What the webhook dispatcher reports (webhooks/dispatcher.ts). */
+    webhooks: {
+      settled: (outcome: string) => webhookDeliveries.inc({ outcome }),
+      lag: (seconds: number) => webhookLag.observe(seconds),
+    },
+  }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

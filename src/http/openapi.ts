@@ -43,6 +43,15 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'pets', description: 'The animals of the store.' },
         { name: 'account', description: "The calling key's own standing." },
         { name: 'store', description: 'Orders and the inventory (experimental).' },
+        {
+          name: 'webhooks',
+          description:
+            'Endpoints that receive signed events (Standard Webhooks), and their delivery log (experimental).',
+        },
+        {
+          name: 'events',
+          description: 'Changes of pets and orders, as delivered to webhooks (experimental).',
+        },
       ],
       components: {
         securitySchemes: {

@@ -69,15 +69,25 @@ export function createOrderRepository(handle: DbHandle) {
       return toOrder(row)
     },
 
-    /** Moves the order from `from` to `to`; false when it was no longer at `from` (a concurrent change). */
-    async moveOrder(trx: Db, id: number, from: OrderStatus, to: OrderStatus, at: number): Promise<boolean> {
-      const result = await trx
+    /**
+     * Moves the order from `from` to `to`: its new version, or undefined when it was no longer at `from`
+     * (a concurrent change).
+     */
+    async moveOrder(
+      trx: Db,
+      id: number,
+      from: OrderStatus,
+      to: OrderStatus,
+      at: number,
+    ): Promise<number | undefined> {
+      const row = await trx
         .updateTable('orders')
-        .set({ status: to, updated_at: at })
+        .set((eb) => ({ status: to, updated_at: at, version: eb('version', '+', 1) }))
         .where('id', '=', id)
         .where('status', '=', from)
+        .returning('version')
         .executeTakeFirst()
-      return result.numUpdatedRows > 0n
+      return row?.version
     },
 
     /**

@@ -2,9 +2,10 @@ import type { Clock } from '../clock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
+import { createEventRecorder, type NewEvent } from '../events/events.repository.js'
 import { createIdempotency, keyInUse } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
-import { createPetRepository } from '../pets/pets.repository.js'
+import { createPetRepository, type PetRecord } from '../pets/pets.repository.js'
 import { createOrderRepository } from './orders.repository.js'
 import type { Order, OrderStatus } from './orders.schemas.js'
 
@@ -24,30 +25,60 @@ export type OrderPage = Page<Order>
 
 export type OrderService = ReturnType<typeof createOrderService>
 
-/** Store orders: each change of an order and of its pet commit together, in one transaction. */
+/** The events of an order's change: the order's (its account's), and its pet's when the pet moved. */
+function orderEvents(
+  apiKeyId: number,
+  order: Order,
+  version: number,
+  pet: PetRecord | undefined,
+): NewEvent[] {
+  const events: NewEvent[] = [
+    { type: `order.${order.status}`, accountId: apiKeyId, resourceVersion: version, object: order },
+  ]
+  if (pet)
+    events.push({ type: 'pet.updated', accountId: null, resourceVersion: pet.version, object: pet.pet })
+  return events
+}
+
+/**
+ * Store orders: each change of an order and of its pet commit together, in one transaction, with their
+ * events (CONTRACT §14) written last.
+ */
 export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
   const { handle, clock } = deps
   const repository = createOrderRepository(handle)
   const pets = createPetRepository(handle)
   const idempotency = createIdempotency(handle)
+  const events = createEventRecorder(handle, () => clock.now())
 
   /** Places an order; with an Idempotency-Key a retry returns the first order (`replayed`). */
   async function placeOrder(input: { apiKeyId: number; petId: number; idempotencyKey?: string | undefined }) {
     const now = clock.now()
     return handle.write(async (trx) => {
       const place = async () => {
-        if (!(await pets.reservePet(trx, input.petId))) throw await unavailable(trx, input.petId)
-        return repository.insertOrder(trx, input.apiKeyId, input.petId, now)
+        const pet = await pets.reservePet(trx, input.petId)
+        if (!pet) throw await unavailable(trx, input.petId)
+        const order = await repository.insertOrder(trx, input.apiKeyId, input.petId, now)
+        return { order, pet }
       }
-      if (input.idempotencyKey === undefined) return { order: await place(), replayed: false }
+      const placed = async () => {
+        const { order, pet } = await place()
+        await events.record(trx, orderEvents(input.apiKeyId, order, 1, pet))
+        return { order, replayed: false }
+      }
+      if (input.idempotencyKey === undefined) return placed()
       const request = {
         apiKeyId: input.apiKeyId,
         key: input.idempotencyKey,
         request: `order:${input.petId}`,
         now,
       }
-      const outcome = await idempotency.runOnce(trx, request, place, (order) => ({ orderId: order.id }))
-      if ('performed' in outcome) return { order: outcome.performed, replayed: false }
+      const outcome = await idempotency.runOnce(trx, request, place, ({ order }) => ({ orderId: order.id }))
+      if ('performed' in outcome) {
+        const { order, pet } = outcome.performed
+        await events.record(trx, orderEvents(input.apiKeyId, order, 1, pet))
+        return { order, replayed: false }
+      }
       const made = outcome.replayOf
       const first =
         'orderId' in made ? await repository.findOrderIn(trx, input.apiKeyId, made.orderId) : undefined
@@ -87,12 +118,17 @@ export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
       const order = await repository.findOrderIn(trx, apiKeyId, id)
       if (!order) throw new AppError('not_found', `order ${id} does not exist`)
       const from = order.status
-      if (!TRANSITIONS[from].includes(to) || !(await repository.moveOrder(trx, id, from, to, now))) {
+      const version = TRANSITIONS[from].includes(to)
+        ? await repository.moveOrder(trx, id, from, to, now)
+        : undefined
+      if (version === undefined) {
         throw new AppError('invalid_transition', `order ${id} is ${from}: it cannot become ${to}`)
       }
       const petStatus = PET_AFTER[to]
-      if (petStatus) await pets.setPetStatus(trx, order.petId, petStatus)
-      return { ...order, status: to }
+      const pet = petStatus ? await pets.setPetStatus(trx, order.petId, petStatus) : undefined
+      const moved = { ...order, status: to }
+      await events.record(trx, orderEvents(apiKeyId, moved, version, pet))
+      return moved
     })
   }
 

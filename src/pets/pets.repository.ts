@@ -151,40 +151,44 @@ export function createPetRepository(handle: DbHandle) {
       return row && toRecord(row)
     },
 
-    /** Marks the pet deleted; false when no such (live) pet exists. */
-    async deletePet(trx: Db, id: number, at: number): Promise<boolean> {
-      const result = await trx
+    /** Marks the pet deleted: its last state (at its new version), or undefined when no such live pet exists. */
+    async deletePet(trx: Db, id: number, at: number): Promise<PetRecord | undefined> {
+      const row = await trx
         .updateTable('pets')
         .set((eb) => ({ deleted_at: at, version: eb('version', '+', 1) }))
         .where('id', '=', id)
         .where('deleted_at', 'is', null)
+        .returning(PET_COLUMNS)
         .executeTakeFirst()
-      return result.numUpdatedRows > 0n
+      return row && toRecord(row)
     },
 
     /**
      * Sets the pet `pending` if, and only if, it is available now (an order reserves it): one statement,
      * so of any number of concurrent reservations exactly one changes it (PostgreSQL re-checks the
-     * condition after the row lock; SQLite has one writer).
+     * condition after the row lock; SQLite has one writer). The pet as reserved, or undefined.
      */
-    async reservePet(trx: Db, id: number): Promise<boolean> {
-      const result = await trx
+    async reservePet(trx: Db, id: number): Promise<PetRecord | undefined> {
+      const row = await trx
         .updateTable('pets')
         .set((eb) => ({ status: 'pending', version: eb('version', '+', 1) }))
         .where('id', '=', id)
         .where('status', '=', 'available')
         .where('deleted_at', 'is', null)
+        .returning(PET_COLUMNS)
         .executeTakeFirst()
-      return result.numUpdatedRows > 0n
+      return row && toRecord(row)
     },
 
-    /** Moves the pet an order delivered or cancelled (`sold`, `available`). */
-    async setPetStatus(trx: Db, id: number, status: 'available' | 'sold'): Promise<void> {
-      await trx
+    /** Moves the pet an order delivered or cancelled (`sold`, `available`); the pet as it is then. */
+    async setPetStatus(trx: Db, id: number, status: 'available' | 'sold'): Promise<PetRecord | undefined> {
+      const row = await trx
         .updateTable('pets')
         .set((eb) => ({ status, version: eb('version', '+', 1) }))
         .where('id', '=', id)
-        .execute()
+        .returning(PET_COLUMNS)
+        .executeTakeFirst()
+      return row && toRecord(row)
     },
 
     /** The live pet's status inside a transaction: null without one, undefined when there is no such pet. */

@@ -4,6 +4,7 @@ import { createFreshCache } from '../db/fresh-cache.js'
 import { createGroupCommit } from '../db/group-commit.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
+import { createEventRecorder, type NewEvent } from '../events/events.repository.js'
 import { createIdempotency, keyInUse } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
@@ -53,8 +54,14 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
   const idempotency = createIdempotency(handle)
   const pages = createFreshCache<PetPage>(handle.changeToken, PAGE_CACHE_ENTRIES)
   const byId = createFreshCache<PetRecord | undefined>(handle.changeToken, PET_CACHE_ENTRIES)
-  const insertGrouped = createGroupCommit(handle, (trx, items: { pet: NewPet; createdAt: number }[]) =>
-    repository.insertPets(trx, items),
+  const events = createEventRecorder(handle, () => clock.now())
+  const insertGrouped = createGroupCommit(
+    handle,
+    async (trx, items: { pet: NewPet; createdAt: number }[]) => {
+      const pets = await repository.insertPets(trx, items)
+      await events.record(trx, pets.map(created))
+      return pets
+    },
   )
 
   /** A page of pets; the same query gives the same (frozen) page object while nothing was written. */
@@ -80,14 +87,12 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
       request: canonicalRequest(input.newPet),
       now,
     }
-    const outcome = await handle.write((trx) =>
-      idempotency.runOnce(
-        trx,
-        request,
-        () => repository.insertPet(trx, fields, now),
-        (pet) => ({ petId: pet.id }),
-      ),
-    )
+    const outcome = await handle.write(async (trx) => {
+      const perform = () => repository.insertPet(trx, fields, now)
+      const outcome = await idempotency.runOnce(trx, request, perform, (pet) => ({ petId: pet.id }))
+      if ('performed' in outcome) await events.record(trx, [created(outcome.performed)])
+      return outcome
+    })
     if ('performed' in outcome) return { pet: outcome.performed, version: 1, replayed: false }
     // The earlier pet as it is now, read after this transaction on the usual read path.
     const made = outcome.replayOf
@@ -121,7 +126,9 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
             // The row first: on PostgreSQL that takes its lock, so an order placed meanwhile either
             // committed before (and is seen below: the change rolls back) or waits and finds the new status.
             const record = await repository.updatePet(trx, id, fields, ifMatch)
-            if (record && fields.status !== undefined) refuseStatusChange(id, await orderHold(trx, id))
+            if (!record) return undefined
+            if (fields.status !== undefined) refuseStatusChange(id, await orderHold(trx, id))
+            await events.record(trx, [petEvent('pet.updated', record)])
             return record
           })
     if (updated) return updated
@@ -133,11 +140,13 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
   async function deletePet(id: number): Promise<void> {
     const deleted = await handle.write(async (trx) => {
       // The pet's row first, for its lock (see patchPet).
-      const marked = await repository.deletePet(trx, id, clock.now())
-      if (marked && (await orderHold(trx, id)) === 'open') {
+      const last = await repository.deletePet(trx, id, clock.now())
+      if (!last) return false
+      if ((await orderHold(trx, id)) === 'open') {
         throw new AppError('conflict', `pet ${id} has an open order: deliver or cancel it first`)
       }
-      return marked
+      await events.record(trx, [petEvent('pet.deleted', last)])
+      return true
     })
     if (!deleted) throw notFound(id)
   }
@@ -153,6 +162,16 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
     purgeExpiredIdempotencyKeys: () => idempotency.purgeExpired(clock.now()),
   }
 }
+
+/** A pet's event (CONTRACT §14): every account sees it. */
+const petEvent = (type: NewEvent['type'], record: PetRecord): NewEvent => ({
+  type,
+  accountId: null,
+  resourceVersion: record.version,
+  object: record.pet,
+})
+
+const created = (pet: Pet): NewEvent => petEvent('pet.created', { pet, version: 1 })
 
 const notFound = (id: number) => new AppError('not_found', `pet ${id} does not exist`)
 

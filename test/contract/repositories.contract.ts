@@ -65,8 +65,8 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
         version: 2,
       })
       expect(await pets.updatePet(db, rex.id, { name: 'Stale' }, [1])).toBeUndefined()
-      expect(await pets.deletePet(db, rex.id, T0)).toBe(true)
-      expect(await pets.deletePet(db, rex.id, T0)).toBe(false)
+      expect(await pets.deletePet(db, rex.id, T0)).toMatchObject({ pet: { id: rex.id } })
+      expect(await pets.deletePet(db, rex.id, T0)).toBeUndefined()
       expect(await pets.findPetById(rex.id)).toBeUndefined()
       expect(await pets.listPetsByIds([rex.id])).toEqual([])
       expect(await pets.updatePet(db, rex.id, { name: 'Back' })).toBeUndefined()

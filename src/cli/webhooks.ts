@@ -1,0 +1,56 @@
+import { parseArgs } from 'node:util'
+import type { Deps } from '../deps.js'
+import { type CliIo, formatTable, UsageError } from './io.js'
+
+export const WEBHOOKS_HELP = `Usage: petstore webhooks <command>
+
+  webhooks list [--json]
+      Every account's webhook endpoints: id, key id, status (and why it is disabled), URL, events.
+      Never a secret.
+  webhooks disable ID
+      Disables an endpoint of any account (ID like we_12): nothing more is sent to it and its pending
+      retries end; its owner sees "disabled by the operators" and may enable it again.
+
+Both commands open the database of DATABASE_URL, which must exist.`
+
+type WebhooksCommand = (deps: Deps, args: string[], io: CliIo) => Promise<void>
+
+/** What an operator's disable says to the endpoint's owner. */
+const OPERATOR_REASON = 'disabled by the operators'
+
+export const webhooksCommands: Record<string, WebhooksCommand> = {
+  list: listEndpoints,
+  disable: disableEndpoint,
+}
+
+async function listEndpoints(deps: Deps, args: string[], io: CliIo): Promise<void> {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } })
+  const endpoints = await deps.webhookEndpoints.listAll()
+  if (values.json) {
+    io.out(JSON.stringify(endpoints))
+    return
+  }
+  if (endpoints.length === 0) {
+    io.out('No webhook endpoints.')
+    return
+  }
+  const rows = endpoints.map((endpoint) => [
+    endpoint.id,
+    String(endpoint.apiKeyId),
+    endpoint.disabledReason ? `${endpoint.status} (${endpoint.disabledReason})` : endpoint.status,
+    endpoint.url,
+    endpoint.events.join(','),
+  ])
+  io.out(formatTable(['ID', 'KEY', 'STATUS', 'URL', 'EVENTS'], rows))
+}
+
+async function disableEndpoint(deps: Deps, args: string[], io: CliIo): Promise<void> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} })
+  const match = positionals.length === 1 ? /^(?:we_)?([1-9]\d{0,14})$/.exec(positionals[0] ?? '') : null
+  if (!match) throw new UsageError('give the id of one endpoint: petstore webhooks disable we_12')
+  const id = Number(match[1])
+  if (!(await deps.webhookEndpoints.disable(id, OPERATOR_REASON))) {
+    throw new UsageError(`no webhook endpoint we_${id}: petstore webhooks list shows them`)
+  }
+  io.out(`Disabled we_${id}: nothing more is sent to it.`)
+}

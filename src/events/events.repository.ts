@@ -1,0 +1,90 @@
+import type { Selectable } from 'kysely'
+import { lockTransaction } from '../db/advisory-lock.js'
+import type { Db, EventsTable } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+
+/** Every event type (CONTRACT §14). */
+export const EVENT_TYPES = [
+  'pet.created',
+  'pet.updated',
+  'pet.deleted',
+  'order.placed',
+  'order.approved',
+  'order.delivered',
+  'order.cancelled',
+] as const
+
+export type EventType = (typeof EVENT_TYPES)[number]
+
+/** One change, as the service that made it describes it. */
+export interface NewEvent {
+  type: EventType
+  /** The account an order's event belongs to; null for a pet's (every account sees those). */
+  accountId: number | null
+  /** The pet's or order's version right after the change. */
+  resourceVersion: number
+  /** The Pet or Order as the API returns it right after the change. */
+  object: object
+}
+
+export type EventRow = Selectable<EventsTable>
+
+/**
+ * Writers of events on PostgreSQL take this transaction-level lock just before their event rows, so the
+ * events' sequence numbers are drawn in commit order: a walk of `seq > n` can never later meet a smaller
+ * number that committed after it passed. It is held from the insert to the commit only (the insert is
+ * the transaction's last statement), and SQLite has one writer anyway.
+ */
+const EVENT_ORDER_LOCK = 0x7065_7473 // "pets"
+
+/** Rows per INSERT (a group commit may hold thousands of creates): 5 parameters each. */
+const INSERT_CHUNK_ROWS = 1_000
+
+/** Public event ids sort as text in commit order: `evt_` and the sequence number, zero-padded. */
+export const eventIdOf = (seq: number): string => `evt_${String(seq).padStart(16, '0')}`
+
+/** The sequence number an event id names, or undefined when it is not one. */
+export function seqOfEventId(id: string): number | undefined {
+  const match = /^evt_(\d{16})$/.exec(id)
+  const seq = match ? Number(match[1]) : 0
+  return seq >= 1 && seq <= Number.MAX_SAFE_INTEGER ? seq : undefined
+}
+
+/** The event as sent and listed: the same bytes on every attempt, every redelivery and every read. */
+export function eventBodyOf(
+  row: Pick<EventRow, 'seq' | 'type' | 'created_at' | 'resource_version' | 'object'>,
+): string {
+  const head = JSON.stringify({
+    id: eventIdOf(row.seq),
+    type: row.type,
+    createdAt: new Date(row.created_at).toISOString(),
+    resourceVersion: row.resource_version,
+  })
+  return `${head.slice(0, -1)},"data":{"object":${row.object}}}`
+}
+
+export type EventRecorder = ReturnType<typeof createEventRecorder>
+
+/**
+ * The outbox's writing side, for the services that change pets and orders: `record` writes the change's
+ * events in the change's own transaction, and must be its last statement (see EVENT_ORDER_LOCK).
+ */
+export function createEventRecorder(handle: Pick<DbHandle, 'dialect'>, now: () => number) {
+  return {
+    async record(trx: Db, events: readonly NewEvent[]): Promise<void> {
+      if (events.length === 0) return
+      await lockTransaction(handle, trx, EVENT_ORDER_LOCK)
+      const createdAt = now()
+      for (let start = 0; start < events.length; start += INSERT_CHUNK_ROWS) {
+        const rows = events.slice(start, start + INSERT_CHUNK_ROWS).map((event) => ({
+          type: event.type,
+          api_key_id: event.accountId,
+          resource_version: event.resourceVersion,
+          object: JSON.stringify(event.object),
+          created_at: createdAt,
+        }))
+        await trx.insertInto('events').values(rows).execute()
+      }
+    },
+  }
+}

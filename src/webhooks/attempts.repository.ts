@@ -1,0 +1,231 @@
+import { lockTransaction } from '../db/advisory-lock.js'
+import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+
+/** Requests in flight to one endpoint at most, across every instance (CONTRACT §14). */
+export const MAX_IN_FLIGHT_PER_ENDPOINT = 4
+/** Claims on PostgreSQL serialise on this lock, so the per-endpoint cap holds across instances. */
+const CLAIM_LOCK = 0x7768_6b73 // "whks"
+/** Due attempts looked at per claim. */
+const CANDIDATES = 200
+
+/** One attempt a dispatcher holds, with what it needs to make it. */
+export interface ClaimedAttempt {
+  id: number
+  attempt: number
+  redelivery: boolean
+  endpoint: { id: number; url: string; secrets: string[] }
+  event: { seq: number; type: string; created_at: number; resource_version: number; object: string }
+}
+
+/** What came of one attempt. */
+export interface AttemptResult {
+  id: number
+  leaseToken: string
+  startedAt: number
+  httpStatus: number | null
+  error: string | null
+  durationMs: number
+}
+
+export type AttemptsRepository = ReturnType<typeof createAttemptsRepository>
+
+/** The deliveries' queue: claiming due attempts under a lease, writing what came of them, releasing them. */
+export function createAttemptsRepository(handle: DbHandle) {
+  const due = handle.prepareRead((db, now: number) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('due_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .limit(1),
+  )
+
+  /**
+   * Takes up to `slots` due attempts whose lease is free, leaving fewer than the cap in flight per
+   * endpoint and never two of one (event, endpoint) at once, and leases them until `leaseUntil`.
+   */
+  async function claim(
+    trx: Db,
+    options: { now: number; slots: number; leaseToken: string; leaseUntil: number },
+  ): Promise<ClaimedAttempt[]> {
+    const { now } = options
+    await lockTransaction(handle, trx, CLAIM_LOCK)
+    const candidates = await trx
+      .selectFrom('webhook_attempts as a')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
+      .select(['a.id', 'a.event_seq', 'a.endpoint_id'])
+      .where('a.status', '=', 'pending')
+      .where('a.due_at', '<=', now)
+      .where((eb) => eb.or([eb('a.lease_until', 'is', null), eb('a.lease_until', '<', now)]))
+      .where('e.status', '=', 'enabled')
+      .where('e.deleted_at', 'is', null)
+      .orderBy('a.due_at')
+      .orderBy('a.id')
+      .limit(CANDIDATES)
+      .execute()
+    if (candidates.length === 0) return []
+    const busy = await trx
+      .selectFrom('webhook_attempts')
+      .select(['endpoint_id', 'event_seq'])
+      .where('status', '=', 'pending')
+      .where('lease_until', '>=', now)
+      .execute()
+    const chosen = choose(candidates, busy, options.slots)
+    if (chosen.length === 0) return []
+    await trx
+      .updateTable('webhook_attempts')
+      .set({ lease_token: options.leaseToken, lease_until: options.leaseUntil })
+      .where('id', 'in', chosen)
+      .execute()
+    return loadClaimed(trx, chosen, now)
+  }
+
+  return {
+    claim,
+    /** Whether any attempt is due and free (a cheap read before a write transaction). */
+    async anyDue(now: number): Promise<boolean> {
+      return (await due(now)).length > 0
+    },
+    /**
+     * Writes the result of an attempt still held under `leaseToken`: false when the lease was lost (it
+     * expired and another dispatcher took the attempt), and then nothing is written.
+     */
+    async record(trx: Db, result: AttemptResult): Promise<boolean> {
+      const updated = await trx
+        .updateTable('webhook_attempts')
+        .set({
+          status: result.error === null ? 'succeeded' : 'failed',
+          at: result.startedAt,
+          http_status: result.httpStatus,
+          error: result.error,
+          duration_ms: result.durationMs,
+          lease_token: null,
+          lease_until: null,
+        })
+        .where('id', '=', result.id)
+        .where('lease_token', '=', result.leaseToken)
+        .where('status', '=', 'pending')
+        .executeTakeFirst()
+      return updated.numUpdatedRows > 0n
+    },
+    /** The next attempt of a series, due at `dueAt`. */
+    async schedule(
+      trx: Db,
+      next: { eventSeq: number; endpointId: number; attempt: number; dueAt: number; redelivery: boolean },
+    ) {
+      await trx
+        .insertInto('webhook_attempts')
+        .values({
+          event_seq: next.eventSeq,
+          endpoint_id: next.endpointId,
+          attempt: next.attempt,
+          status: 'pending',
+          due_at: next.dueAt,
+          at: next.dueAt,
+          redelivery: next.redelivery ? 1 : 0,
+        })
+        .execute()
+    },
+    /** Gives attempts back unmade (SIGTERM): pending as they were, for any dispatcher to take. */
+    async release(trx: Db, ids: readonly number[], leaseToken: string): Promise<void> {
+      if (ids.length === 0) return
+      await trx
+        .updateTable('webhook_attempts')
+        .set({ lease_token: null, lease_until: null })
+        .where('id', 'in', [...ids])
+        .where('lease_token', '=', leaseToken)
+        .execute()
+    },
+    /** Ends every pending attempt to an endpoint that no longer takes deliveries (in flight ones finish). */
+    async failPending(trx: Db, endpointId: number, reason: string, now: number): Promise<void> {
+      await trx
+        .updateTable('webhook_attempts')
+        .set({ status: 'failed', error: reason, at: now })
+        .where('endpoint_id', '=', endpointId)
+        .where('status', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+        .execute()
+    },
+    /** Deletes attempts made before `before`, at most `batch` rows; how many it deleted. */
+    async purge(trx: Db, before: number, batch: number): Promise<number> {
+      const old = trx
+        .selectFrom('webhook_attempts')
+        .select('id')
+        .where('at', '<', before)
+        .where('status', '<>', 'pending')
+        .limit(batch)
+      const result = await trx.deleteFrom('webhook_attempts').where('id', 'in', old).executeTakeFirst()
+      return Number(result.numDeletedRows)
+    },
+  }
+}
+
+type Candidate = { id: number; event_seq: number; endpoint_id: number }
+
+/** The candidates that fit: under the per-endpoint cap, one per (event, endpoint), `slots` at most. */
+function choose(candidates: Candidate[], busy: Omit<Candidate, 'id'>[], slots: number): number[] {
+  const perEndpoint = new Map<number, number>()
+  const pairs = new Set<string>()
+  for (const item of busy) {
+    perEndpoint.set(item.endpoint_id, (perEndpoint.get(item.endpoint_id) ?? 0) + 1)
+    pairs.add(`${item.event_seq}:${item.endpoint_id}`)
+  }
+  const chosen: number[] = []
+  for (const candidate of candidates) {
+    if (chosen.length >= slots) break
+    const pair = `${candidate.event_seq}:${candidate.endpoint_id}`
+    const inFlight = perEndpoint.get(candidate.endpoint_id) ?? 0
+    if (inFlight >= MAX_IN_FLIGHT_PER_ENDPOINT || pairs.has(pair)) continue
+    perEndpoint.set(candidate.endpoint_id, inFlight + 1)
+    pairs.add(pair)
+    chosen.push(candidate.id)
+  }
+  return chosen
+}
+
+/** The chosen attempts with their event and their endpoint's URL and signing secrets. */
+async function loadClaimed(trx: Db, ids: number[], now: number): Promise<ClaimedAttempt[]> {
+  const rows = await trx
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('events as v', 'v.seq', 'a.event_seq')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
+    .select([
+      'a.id',
+      'a.attempt',
+      'a.redelivery',
+      'e.id as endpoint_id',
+      'e.url',
+      'e.secret',
+      'e.previous_secret',
+      'e.previous_secret_until',
+      'v.seq',
+      'v.type',
+      'v.created_at',
+      'v.resource_version',
+      'v.object',
+    ])
+    .where('a.id', 'in', ids)
+    .execute()
+  return rows.map((row) => ({
+    id: row.id,
+    attempt: row.attempt,
+    redelivery: row.redelivery === 1,
+    endpoint: {
+      id: row.endpoint_id,
+      url: row.url,
+      secrets:
+        row.previous_secret && (row.previous_secret_until ?? 0) > now
+          ? [row.secret, row.previous_secret]
+          : [row.secret],
+    },
+    event: {
+      seq: row.seq,
+      type: row.type,
+      created_at: row.created_at,
+      resource_version: row.resource_version,
+      object: row.object,
+    },
+  }))
+}

@@ -1,0 +1,76 @@
+import type { Selectable } from 'kysely'
+import type { Db, WebhookEndpointsTable } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>
+
+/** What a new endpoint is made of (the service judged the URL and drew the secret). */
+export interface EndpointFields {
+  url: string
+  events: readonly string[]
+  description: string | null
+}
+
+export type EndpointsRepository = ReturnType<typeof createEndpointsRepository>
+
+/** The only code that writes SQL for webhook endpoints; deleted endpoints are never read back. */
+export function createEndpointsRepository(handle: DbHandle) {
+  const live = (db: Db) => db.selectFrom('webhook_endpoints').selectAll().where('deleted_at', 'is', null)
+  const own = (db: Db, apiKeyId: number) => live(db).where('api_key_id', '=', apiKeyId)
+  const byId = handle.prepareRead((db, apiKeyId: number, id: number) =>
+    own(db, apiKeyId).where('id', '=', id),
+  )
+  const page = handle.prepareRead((db, apiKeyId: number, afterId: number, limit: number) =>
+    own(db, apiKeyId).where('id', '>', afterId).orderBy('id').limit(limit),
+  )
+
+  return {
+    /** The account's live endpoint; another account's is as absent as a missing one. */
+    async find(apiKeyId: number, id: number): Promise<EndpointRow | undefined> {
+      const [row] = await byId(apiKeyId, id)
+      return row
+    },
+    findIn: (trx: Db, apiKeyId: number, id: number) =>
+      own(trx, apiKeyId).where('id', '=', id).executeTakeFirst(),
+    /** Keyset page of the account's endpoints after `afterId`, ascending. */
+    page: (apiKeyId: number, afterId: number, limit: number) => page(apiKeyId, afterId, limit),
+    /** The account's live endpoints (the cap counts them). */
+    async countIn(trx: Db, apiKeyId: number): Promise<number> {
+      const row = await trx
+        .selectFrom('webhook_endpoints')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('api_key_id', '=', apiKeyId)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirstOrThrow()
+      return Number(row.count)
+    },
+    async insert(trx: Db, apiKeyId: number, fields: EndpointFields, secret: string, now: number) {
+      return trx
+        .insertInto('webhook_endpoints')
+        .values({
+          api_key_id: apiKeyId,
+          url: fields.url,
+          events: JSON.stringify(fields.events),
+          description: fields.description,
+          status: 'enabled',
+          secret,
+          enabled_at: now,
+          created_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    },
+    /** Sets the columns given on the live endpoint; the row as it is then. */
+    async update(trx: Db, id: number, changes: Partial<Omit<EndpointRow, 'id' | 'api_key_id'>>) {
+      return trx
+        .updateTable('webhook_endpoints')
+        .set(changes)
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst()
+    },
+    /** Every account's live endpoints (the operators' CLI), ascending id. */
+    all: () => live(handle.db).orderBy('id').execute(),
+  }
+}

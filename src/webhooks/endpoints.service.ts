@@ -1,0 +1,160 @@
+import type { Clock } from '../clock.js'
+import { lockTransaction } from '../db/advisory-lock.js'
+import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+import { AppError } from '../errors.js'
+import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
+import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
+import { createAttemptsRepository } from './attempts.repository.js'
+import { createEndpointsRepository, type EndpointRow } from './endpoints.repository.js'
+import { newSecret } from './signature.js'
+import type { NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from './webhooks.schemas.js'
+
+/** Endpoints per account, deleted ones not counted (CONTRACT §14). */
+export const MAX_ENDPOINTS_PER_ACCOUNT = 10
+/** Creations of one account serialise on this lock plus the account's id (PostgreSQL), for the cap. */
+const CREATE_LOCK_BASE = 2 ** 40
+
+export const endpointIdOf = (id: number): string => `we_${id}`
+/** The number in a `we_…` id (the route's schema checked its shape). */
+export const endpointNumberOf = (id: string): number => Number(id.slice('we_'.length))
+
+/** The one place a stored row becomes a WebhookEndpoint: never its secret. */
+export function toEndpoint(row: EndpointRow): WebhookEndpoint {
+  return {
+    id: endpointIdOf(row.id),
+    url: row.url,
+    events: JSON.parse(row.events) as WebhookEndpoint['events'],
+    description: row.description,
+    status: row.status as WebhookEndpoint['status'],
+    disabledReason: row.disabled_reason,
+    createdAt: new Date(row.created_at).toISOString(),
+  }
+}
+
+export type EndpointService = ReturnType<typeof createEndpointService>
+
+/** Webhook endpoints of an account (CONTRACT §14): each account sees and changes its own only. */
+export function createEndpointService(deps: { handle: DbHandle; clock: Clock; rules: AddressRules }) {
+  const { handle, clock } = deps
+  const repository = createEndpointsRepository(handle)
+  const attempts = createAttemptsRepository(handle)
+
+  /** The URL as the address rules judge it now: a 400 naming the reason when they refuse it. */
+  async function judge(url: string): Promise<string> {
+    try {
+      return (await checkWebhookUrl(url, deps.rules)).url.href
+    } catch (error) {
+      if (error instanceof WebhookUrlError) throw new AppError('invalid_request', `url: ${error.message}`)
+      throw error
+    }
+  }
+
+  async function owned(trx: Db, apiKeyId: number, id: string): Promise<EndpointRow> {
+    const row = await repository.findIn(trx, apiKeyId, endpointNumberOf(id))
+    if (!row) throw notFound(id)
+    return row
+  }
+
+  async function create(apiKeyId: number, body: NewWebhookEndpoint) {
+    const url = await judge(body.url)
+    const secret = newSecret()
+    const row = await handle.write(async (trx) => {
+      await lockTransaction(handle, trx, CREATE_LOCK_BASE + apiKeyId)
+      if ((await repository.countIn(trx, apiKeyId)) >= MAX_ENDPOINTS_PER_ACCOUNT) {
+        throw new AppError(
+          'conflict',
+          `an account has at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints: delete one first`,
+        )
+      }
+      const fields = { url, events: body.events, description: body.description ?? null }
+      return repository.insert(trx, apiKeyId, fields, secret, clock.now())
+    })
+    return { ...toEndpoint(row), secret }
+  }
+
+  async function list(apiKeyId: number, limit: number, cursor?: string): Promise<Page<WebhookEndpoint>> {
+    const rows = await repository.page(apiKeyId, afterIdOf(cursor), limit + 1)
+    const page = keysetPage(rows, limit)
+    return { ...page, items: page.items.map(toEndpoint) }
+  }
+
+  async function get(apiKeyId: number, id: string): Promise<WebhookEndpoint> {
+    const row = await repository.find(apiKeyId, endpointNumberOf(id))
+    if (!row) throw notFound(id)
+    return toEndpoint(row)
+  }
+
+  async function patch(
+    apiKeyId: number,
+    id: string,
+    changes: WebhookEndpointPatch,
+  ): Promise<WebhookEndpoint> {
+    const url = changes.url === undefined ? undefined : await judge(changes.url)
+    const now = clock.now()
+    return handle.write(async (trx) => {
+      const row = await owned(trx, apiKeyId, id)
+      const enabling = changes.status === 'enabled' && row.status !== 'enabled'
+      const updated = await repository.update(trx, row.id, {
+        ...(url !== undefined && { url }),
+        ...(changes.events !== undefined && { events: JSON.stringify(changes.events) }),
+        ...(changes.description !== undefined && { description: changes.description }),
+        ...(changes.status !== undefined && { status: changes.status }),
+        // Re-enabled: from now on, nothing missed meanwhile; a fresh start for the five-day rule.
+        ...(enabling && { enabled_at: now, disabled_reason: null, failing_since: null }),
+        ...(changes.status === 'disabled' && { disabled_reason: null }),
+      })
+      if (changes.status === 'disabled')
+        await attempts.failPending(trx, row.id, 'the endpoint was disabled', now)
+      return toEndpoint(updated ?? row)
+    })
+  }
+
+  async function remove(apiKeyId: number, id: string): Promise<void> {
+    const now = clock.now()
+    await handle.write(async (trx) => {
+      const row = await owned(trx, apiKeyId, id)
+      await repository.update(trx, row.id, { deleted_at: now })
+      await attempts.failPending(trx, row.id, 'the endpoint was deleted', now)
+    })
+  }
+
+  /** A new secret, shown once; the old one keeps signing too for `graceSeconds`. */
+  async function rotate(apiKeyId: number, id: string, graceSeconds: number) {
+    const secret = newSecret()
+    const now = clock.now()
+    const row = await handle.write(async (trx) => {
+      const row = await owned(trx, apiKeyId, id)
+      const changes = {
+        secret,
+        previous_secret: row.secret,
+        previous_secret_until: now + graceSeconds * 1000,
+      }
+      return (await repository.update(trx, row.id, changes)) ?? row
+    })
+    return { ...toEndpoint(row), secret }
+  }
+
+  return {
+    create,
+    list,
+    get,
+    patch,
+    remove,
+    rotate,
+    /** Every account's endpoints, for operators (never a secret). */
+    listAll: async () =>
+      (await repository.all()).map((row) => ({ ...toEndpoint(row), apiKeyId: row.api_key_id })),
+    /** Disables any account's endpoint (operators, the dispatcher); false when there is no such endpoint. */
+    async disable(id: number, reason: string | null): Promise<boolean> {
+      const now = clock.now()
+      return handle.write(async (trx) => {
+        const updated = await repository.update(trx, id, { status: 'disabled', disabled_reason: reason })
+        if (updated) await attempts.failPending(trx, id, reason ?? 'the endpoint was disabled', now)
+        return updated !== undefined
+      })
+    },
+  }
+}
+
+const notFound = (id: string) => new AppError('not_found', `webhook endpoint ${id} does not exist`)

@@ -1,0 +1,177 @@
+import type { Clock } from '../clock.js'
+import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+import { AppError } from '../errors.js'
+import { type EventRow, eventBodyOf, eventIdOf, seqOfEventId } from '../events/events.repository.js'
+import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
+import { MAX_SAFE_ID } from '../schema-ref.js'
+import { createEndpointsRepository } from './endpoints.repository.js'
+import { endpointIdOf, endpointNumberOf } from './endpoints.service.js'
+import { subscribes } from './schedule.js'
+import type { AttemptStatus, DeliveryAttempt } from './webhooks.schemas.js'
+
+/** Events and attempts are kept this long (CONTRACT §14). */
+export const RETENTION_MS = 30 * 24 * 60 * 60 * 1000
+
+export type EventLog = ReturnType<typeof createEventLog>
+
+/**
+ * What an account reads of the events (its orders' and every pet's, from the last 30 days, in commit
+ * order), their redelivery, and the attempts made to its endpoints. Event bodies are served as the JSON
+ * text deliveries send, byte for byte.
+ */
+export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
+  const { handle, clock } = deps
+  const endpoints = createEndpointsRepository(handle)
+  const visible = (db: DbHandle['db'], apiKeyId: number, since: number) =>
+    db
+      .selectFrom('events')
+      .selectAll()
+      .where((eb) => eb.or([eb('api_key_id', 'is', null), eb('api_key_id', '=', apiKeyId)]))
+      .where('created_at', '>=', since)
+  const page = handle.prepareRead((db, apiKeyId: number, since: number, afterSeq: number, limit: number) =>
+    visible(db, apiKeyId, since).where('seq', '>', afterSeq).orderBy('seq').limit(limit),
+  )
+  const pageOfType = handle.prepareRead(
+    (db, apiKeyId: number, since: number, afterSeq: number, type: string, limit: number) =>
+      visible(db, apiKeyId, since)
+        .where('type', '=', type)
+        .where('seq', '>', afterSeq)
+        .orderBy('seq')
+        .limit(limit),
+  )
+  const one = handle.prepareRead((db, apiKeyId: number, since: number, seq: number) =>
+    visible(db, apiKeyId, since).where('seq', '=', seq),
+  )
+  const attempts = (db: DbHandle['db'], endpointId: number, beforeId: number) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select(['id', 'event_seq', 'attempt', 'at', 'status', 'http_status', 'error', 'duration_ms'])
+      .where('endpoint_id', '=', endpointId)
+      .where('id', '<', beforeId)
+      .orderBy('id', 'desc')
+  const attemptPage = handle.prepareRead((db, endpointId: number, beforeId: number, limit: number) =>
+    attempts(db, endpointId, beforeId).limit(limit),
+  )
+  const attemptPageOf = handle.prepareRead(
+    (db, endpointId: number, beforeId: number, status: string, limit: number) =>
+      attempts(db, endpointId, beforeId).where('status', '=', status).limit(limit),
+  )
+
+  /** The event as JSON text, or a 404 when the caller cannot see it (another account's order, too old). */
+  async function eventRow(apiKeyId: number, eventId: string): Promise<EventRow> {
+    const seq = seqOfEventId(eventId)
+    const [row] = seq === undefined ? [] : await one(apiKeyId, clock.now() - RETENTION_MS, seq)
+    if (!row) throw new AppError('not_found', `event ${eventId} does not exist`)
+    return row
+  }
+
+  async function listEvents(query: { apiKeyId: number; limit: number; type?: string; cursor?: string }) {
+    const afterSeq = afterIdOf(query.cursor)
+    const since = clock.now() - RETENTION_MS
+    const rows =
+      query.type === undefined
+        ? await page(query.apiKeyId, since, afterSeq, query.limit + 1)
+        : await pageOfType(query.apiKeyId, since, afterSeq, query.type, query.limit + 1)
+    const keyed = keysetPage(
+      rows.map((row) => ({ id: row.seq, row })),
+      query.limit,
+    )
+    return { items: keyed.items.map(({ row }) => eventBodyOf(row)), nextCursor: keyed.nextCursor }
+  }
+
+  /** The caller's endpoints a redelivery goes to: the one named (enabled), or every enabled one subscribed. */
+  async function targetsOf(trx: Db, apiKeyId: number, type: string, endpointId?: string): Promise<number[]> {
+    if (endpointId !== undefined) {
+      const row = await endpoints.findIn(trx, apiKeyId, endpointNumberOf(endpointId))
+      if (!row) throw new AppError('not_found', `webhook endpoint ${endpointId} does not exist`)
+      if (row.status !== 'enabled') {
+        throw new AppError('conflict', `webhook endpoint ${endpointId} is disabled: enable it first`)
+      }
+      return [row.id]
+    }
+    const rows = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'events'])
+      .where('api_key_id', '=', apiKeyId)
+      .where('status', '=', 'enabled')
+      .where('deleted_at', 'is', null)
+      .orderBy('id')
+      .execute()
+    const ids = rows.filter((row) => subscribes(JSON.parse(row.events), type)).map((row) => row.id)
+    if (ids.length === 0) {
+      throw new AppError('conflict', `none of your enabled webhook endpoints subscribes to ${type}`)
+    }
+    return ids
+  }
+
+  /** A new series of attempts of the event (same `webhook-id`), due now. */
+  async function redeliver(apiKeyId: number, eventId: string, endpointId?: string) {
+    const event = await eventRow(apiKeyId, eventId)
+    const now = clock.now()
+    const targets = await handle.write(async (trx) => {
+      const ids = await targetsOf(trx, apiKeyId, event.type, endpointId)
+      const series = ids.map((id) => ({
+        event_seq: event.seq,
+        endpoint_id: id,
+        attempt: 1,
+        status: 'pending',
+        due_at: now,
+        at: now,
+        redelivery: 1,
+      }))
+      await trx.insertInto('webhook_attempts').values(series).execute()
+      return ids
+    })
+    return { eventId, endpointIds: targets.map(endpointIdOf) }
+  }
+
+  /** The attempts made to one of the caller's endpoints, newest first. */
+  async function listDeliveries(query: {
+    apiKeyId: number
+    endpointId: string
+    limit: number
+    status?: AttemptStatus | undefined
+    cursor?: string | undefined
+  }): Promise<Page<DeliveryAttempt>> {
+    const id = endpointNumberOf(query.endpointId)
+    if (!(await endpoints.find(query.apiKeyId, id))) {
+      throw new AppError('not_found', `webhook endpoint ${query.endpointId} does not exist`)
+    }
+    const beforeId = query.cursor === undefined ? MAX_SAFE_ID : afterIdOf(query.cursor)
+    const rows =
+      query.status === undefined
+        ? await attemptPage(id, beforeId, query.limit + 1)
+        : await attemptPageOf(id, beforeId, query.status, query.limit + 1)
+    const keyed = keysetPage(rows, query.limit)
+    return { ...keyed, items: keyed.items.map(toAttempt) }
+  }
+
+  return {
+    listEvents,
+    /** One event's JSON text. */
+    getEvent: async (apiKeyId: number, eventId: string) => eventBodyOf(await eventRow(apiKeyId, eventId)),
+    redeliver,
+    listDeliveries,
+  }
+}
+
+function toAttempt(row: {
+  event_seq: number
+  attempt: number
+  at: number
+  status: string
+  http_status: number | null
+  error: string | null
+  duration_ms: number | null
+}): DeliveryAttempt {
+  return {
+    eventId: eventIdOf(row.event_seq),
+    attempt: row.attempt,
+    at: new Date(row.at).toISOString(),
+    status: row.status as AttemptStatus,
+    httpStatus: row.http_status,
+    error: row.error,
+    durationMs: row.duration_ms,
+  }
+}

@@ -1,0 +1,82 @@
+import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+import { subscribes } from './schedule.js'
+
+/** Events made into deliveries per transaction. */
+const FAN_OUT_BATCH = 500
+/** Rows per INSERT of attempts: 6 parameters each. */
+const INSERT_CHUNK_ROWS = 1_000
+
+export type FanOutRepository = ReturnType<typeof createFanOutRepository>
+
+/**
+ * The outbox's reading side: events committed and not yet fanned out become one pending attempt per
+ * endpoint that takes them, in one transaction with the mark, so a crash fans out an event wholly or not.
+ * On PostgreSQL `FOR UPDATE SKIP LOCKED`: instances fanning out at once take disjoint events.
+ */
+export function createFanOutRepository(handle: DbHandle) {
+  const waiting = handle.prepareRead((db, limit: number) =>
+    db.selectFrom('events').select('seq').where('fanned_out', '=', 0).limit(limit),
+  )
+
+  /** The deliveries of up to FAN_OUT_BATCH waiting events; how many events it fanned out. */
+  async function fanOut(trx: Db, now: number): Promise<number> {
+    let query = trx
+      .selectFrom('events')
+      .select(['seq', 'type', 'api_key_id', 'created_at'])
+      .where('fanned_out', '=', 0)
+      .orderBy('seq')
+      .limit(FAN_OUT_BATCH)
+    if (handle.dialect === 'postgres') query = query.forUpdate().skipLocked()
+    const events = await query.execute()
+    if (events.length === 0) return 0
+    const endpoints = (
+      await trx
+        .selectFrom('webhook_endpoints')
+        .select(['id', 'api_key_id', 'events', 'enabled_at'])
+        .where('status', '=', 'enabled')
+        .where('deleted_at', 'is', null)
+        .execute()
+    ).map((endpoint) => ({ ...endpoint, patterns: JSON.parse(endpoint.events) as string[] }))
+    const attempts = events.flatMap((event) =>
+      endpoints
+        .filter(
+          (endpoint) =>
+            (event.api_key_id === null || event.api_key_id === endpoint.api_key_id) &&
+            endpoint.enabled_at <= event.created_at &&
+            subscribes(endpoint.patterns, event.type),
+        )
+        .map((endpoint) => ({
+          event_seq: event.seq,
+          endpoint_id: endpoint.id,
+          attempt: 1,
+          status: 'pending',
+          due_at: now,
+          at: now,
+        })),
+    )
+    for (let start = 0; start < attempts.length; start += INSERT_CHUNK_ROWS) {
+      await trx
+        .insertInto('webhook_attempts')
+        .values(attempts.slice(start, start + INSERT_CHUNK_ROWS))
+        .execute()
+    }
+    const seqs = events.map((event) => event.seq)
+    await trx.updateTable('events').set({ fanned_out: 1 }).where('seq', 'in', seqs).execute()
+    return events.length
+  }
+
+  return {
+    fanOut,
+    /** Whether any committed event waits to be fanned out (a cheap read before a write transaction). */
+    async anyWaiting(): Promise<boolean> {
+      return (await waiting(1)).length > 0
+    },
+    /** Deletes events older than `before`, at most `batch` rows; how many it deleted. */
+    async purgeEvents(trx: Db, before: number, batch: number): Promise<number> {
+      const old = trx.selectFrom('events').select('seq').where('created_at', '<', before).limit(batch)
+      const result = await trx.deleteFrom('events').where('seq', 'in', old).executeTakeFirst()
+      return Number(result.numDeletedRows)
+    },
+  }
+}

@@ -1,0 +1,213 @@
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { parseRetryAfter, postWebhook, type WebhookRequest } from './send.js'
+
+interface Received {
+  method: string | undefined
+  url: string | undefined
+  headers: IncomingHttpHeaders
+  body: string
+}
+
+const servers: Server[] = []
+
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections()
+    await new Promise((done) => server.close(done))
+  }
+})
+
+/** A real HTTP server on 127.0.0.1 that records each request once its body has arrived, then answers. */
+async function startReceiver(
+  answer: (res: ServerResponse, req: IncomingMessage) => void = (res) => res.end(),
+) {
+  const received: Received[] = []
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8')
+      received.push({ method: req.method, url: req.url, headers: req.headers, body })
+      answer(res, req)
+    })
+  })
+  servers.push(server)
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
+  return { port: (server.address() as AddressInfo).port, received }
+}
+
+function webhookTo(url: string, overrides: Partial<WebhookRequest> = {}): WebhookRequest {
+  return {
+    url: new URL(url),
+    address: { address: '127.0.0.1', family: 4 },
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+    timeoutMs: 5000,
+    ...overrides,
+  }
+}
+
+describe('postWebhook', () => {
+  it('delivers the exact body and headers and reports a 2xx as success', async () => {
+    const receiver = await startReceiver((res) => res.writeHead(204).end())
+    const body = JSON.stringify({ type: 'pet.created', name: 'Crème brûlée' })
+    const headers = {
+      'content-type': 'application/json',
+      'webhook-id': 'msg_1',
+      'webhook-signature': 'v1,abc',
+    }
+    const response = await postWebhook(
+      webhookTo(`http://127.0.0.1:${receiver.port}/hooks?x=1`, { headers, body }),
+    )
+    expect(response).toMatchObject({ httpStatus: 204, error: null, bodyExcerpt: '' })
+    expect(response.retryAfterMs).toBeUndefined()
+    const [delivery] = receiver.received
+    expect(delivery).toMatchObject({ method: 'POST', url: '/hooks?x=1', body, headers })
+    expect(delivery?.headers['content-length']).toBe(String(Buffer.byteLength(body)))
+  })
+
+  it('connects to the pinned address without looking the name up, keeping the name in Host', async () => {
+    const receiver = await startReceiver((res) => res.end('thanks'))
+    const response = await postWebhook(webhookTo(`http://hook.test:${receiver.port}/`))
+    expect(response).toMatchObject({ httpStatus: 200, error: null, bodyExcerpt: 'thanks' })
+    expect(receiver.received[0]?.headers.host).toBe(`hook.test:${receiver.port}`)
+  })
+
+  it('does not follow a redirect and reports it as a failure', async () => {
+    const canary = await startReceiver()
+    const redirector = await startReceiver((res) =>
+      res.writeHead(302, { location: `http://127.0.0.1:${canary.port}/stolen` }).end(),
+    )
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${redirector.port}/`))
+    expect(response).toMatchObject({ httpStatus: 302, error: 'HTTP 302 (redirects are not followed)' })
+    expect(canary.received).toEqual([])
+  })
+
+  it('names the status and the start of the body of an error answer', async () => {
+    const receiver = await startReceiver((res) => res.writeHead(500).end('database\n  on fire'))
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${receiver.port}/`))
+    expect(response).toMatchObject({ httpStatus: 500, error: 'HTTP 500: database on fire' })
+    expect(response.bodyExcerpt).toBe('database\n  on fire')
+  })
+
+  it('gives up at the deadline when no answer comes', async () => {
+    const receiver = await startReceiver(() => {})
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${receiver.port}/`, { timeoutMs: 300 }))
+    expect(response).toMatchObject({ httpStatus: null, error: 'timed out after 300 ms', bodyExcerpt: '' })
+    expect(response.durationMs).toBeGreaterThanOrEqual(290)
+    expect(response.durationMs).toBeLessThan(1000)
+  })
+
+  it('judges an answer whose body stalls on its status at the deadline', async () => {
+    const receiver = await startReceiver((res) => res.writeHead(200).write('accepted, and then'))
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${receiver.port}/`, { timeoutMs: 300 }))
+    expect(response).toMatchObject({ httpStatus: 200, error: null, bodyExcerpt: 'accepted, and then' })
+    expect(response.durationMs).toBeLessThan(1000)
+  })
+
+  it('keeps at most 1024 bytes of a 5 MB answer', async () => {
+    const receiver = await startReceiver((res) => res.end(Buffer.alloc(5 * 1024 * 1024, 'x')))
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${receiver.port}/`))
+    expect(response).toMatchObject({ httpStatus: 200, error: null })
+    expect(response.bodyExcerpt).toBe('x'.repeat(1024))
+  })
+
+  it('stops reading an answer that never ends once it has 1024 bytes', async () => {
+    const receiver = await startReceiver((res) => {
+      const chunk = Buffer.alloc(64 * 1024, 'y')
+      const pour = () => {
+        while (!res.destroyed && res.write(chunk)) {}
+        if (!res.destroyed) res.once('drain', pour)
+      }
+      pour()
+    })
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${receiver.port}/`, { timeoutMs: 5000 }))
+    expect(response).toMatchObject({ httpStatus: 200, error: null, bodyExcerpt: 'y'.repeat(1024) })
+    expect(response.durationMs).toBeLessThan(2000)
+  })
+
+  it('does not cut a character in half at the 1024-byte limit', async () => {
+    const receiver = await startReceiver((res) => res.end(`${'a'.repeat(1023)}€ and more`))
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${receiver.port}/`))
+    expect(response.bodyExcerpt).toBe('a'.repeat(1023))
+  })
+
+  it('reads Retry-After seconds of a 503', async () => {
+    const receiver = await startReceiver((res) => res.writeHead(503, { 'retry-after': '7' }).end())
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${receiver.port}/`))
+    expect(response).toMatchObject({ httpStatus: 503, error: 'HTTP 503', retryAfterMs: 7000 })
+  })
+
+  it('reads a Retry-After date of a 429', async () => {
+    const at = new Date(Date.now() + 60_000).toUTCString()
+    const receiver = await startReceiver((res) => res.writeHead(429, { 'retry-after': at }).end())
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${receiver.port}/`))
+    expect(response.httpStatus).toBe(429)
+    expect(response.retryAfterMs).toBeGreaterThan(55_000)
+    expect(response.retryAfterMs).toBeLessThanOrEqual(60_000)
+  })
+
+  it('reports a refused connection in words', async () => {
+    const closed = createServer()
+    await new Promise<void>((listening) => closed.listen(0, '127.0.0.1', listening))
+    const { port } = closed.address() as AddressInfo
+    await new Promise((done) => closed.close(done))
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${port}/`))
+    expect(response).toMatchObject({ httpStatus: null, error: 'connection refused', bodyExcerpt: '' })
+  })
+
+  it('reports a TLS failure when https reaches a plain-http receiver', async () => {
+    const receiver = await startReceiver()
+    const response = await postWebhook(webhookTo(`https://hook.test:${receiver.port}/`))
+    expect(response.httpStatus).toBeNull()
+    expect(response.error).toBe('TLS failed: wrong version number')
+  })
+
+  it('stops when the signal aborts while waiting for the answer', async () => {
+    const controller = new AbortController()
+    const receiver = await startReceiver(() => controller.abort())
+    const request = webhookTo(`http://127.0.0.1:${receiver.port}/`, { signal: controller.signal })
+    const response = await postWebhook(request)
+    expect(response).toMatchObject({ httpStatus: null, error: 'aborted' })
+    expect(receiver.received).toHaveLength(1)
+  })
+
+  it('sends nothing when the signal is already aborted', async () => {
+    const receiver = await startReceiver()
+    const request = webhookTo(`http://127.0.0.1:${receiver.port}/`, { signal: AbortSignal.abort() })
+    expect(await postWebhook(request)).toMatchObject({ httpStatus: null, error: 'aborted' })
+    expect(receiver.received).toEqual([])
+  })
+
+  it('returns a header Node refuses as a failure rather than throwing', async () => {
+    const receiver = await startReceiver()
+    const request = webhookTo(`http://127.0.0.1:${receiver.port}/`, { headers: { 'x-bad': 'a\r\nb' } })
+    const response = await postWebhook(request)
+    expect(response.httpStatus).toBeNull()
+    expect(response.error).toMatch(/x-bad/)
+  })
+})
+
+describe('parseRetryAfter', () => {
+  const now = Date.parse('2025-01-01T00:00:00Z')
+
+  it('reads delta-seconds and HTTP dates, a past date as 0', () => {
+    expect(parseRetryAfter('120', now)).toBe(120_000)
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:30 GMT', now)).toBe(30_000)
+    expect(parseRetryAfter('Tue, 31 Dec 2024 23:00:00 GMT', now)).toBe(0)
+  })
+
+  it('is undefined when absent or unreadable', () => {
+    expect(parseRetryAfter(undefined, now)).toBeUndefined()
+    expect(parseRetryAfter('soon', now)).toBeUndefined()
+    expect(parseRetryAfter('-5', now)).toBeUndefined()
+  })
+})

@@ -1,0 +1,172 @@
+import type { ClientRequest, IncomingMessage } from 'node:http'
+import { request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { StringDecoder } from 'node:string_decoder'
+import { pinnedLookup, type ResolvedAddress } from './address.js'
+
+export interface WebhookRequest {
+  /** A URL `checkWebhookUrl` accepted, and the address it returned with it. */
+  url: URL
+  address: ResolvedAddress
+  headers: Record<string, string>
+  body: string
+  /** One deadline for connecting, sending, the answer's headers and its body. */
+  timeoutMs: number
+  signal?: AbortSignal
+}
+
+export interface WebhookResponse {
+  /** null when no HTTP answer came (timeout, refused connection, TLS error, abort). */
+  httpStatus: number | null
+  /** A short description of what went wrong, null on a 2xx: `timed out after 15000 ms`, `connection refused`, `HTTP 302 (redirects are not followed)`, `HTTP 500: <first bytes of the body>`... */
+  error: string | null
+  /** Retry-After of a 429/503, in ms (delta-seconds or an HTTP date), else undefined. */
+  retryAfterMs?: number
+  durationMs: number
+  /** At most 1024 bytes of the response body, as text. */
+  bodyExcerpt: string
+}
+
+type Outcome = Omit<WebhookResponse, 'durationMs'>
+
+/** The status and what was read of the body so far. */
+interface Answer {
+  status: number
+  retryAfter: string | undefined
+  excerpt: string
+  bytes: number
+}
+
+const EXCERPT_BYTES = 1024
+const ERROR_SNIPPET_CHARS = 200
+
+/**
+ * POSTs one webhook to the address that was checked (never a new lookup) and never follows a redirect.
+ * TLS still checks the certificate against the URL's host name. Reads at most 1 KiB of the answer, then
+ * hangs up, so a receiver that streams without end costs nothing. Never throws: every failure is a
+ * `WebhookResponse` with `error` set.
+ *
+ * @example const response = await postWebhook({ url, address, headers, body, timeoutMs: 15_000 })
+ */
+export async function postWebhook(request: WebhookRequest): Promise<WebhookResponse> {
+  const started = performance.now()
+  const outcome = await exchange(request).catch((err: unknown) => noAnswer(describeFailure(err)))
+  return { ...outcome, durationMs: Math.round(performance.now() - started) }
+}
+
+function exchange(request: WebhookRequest): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const { signal, timeoutMs } = request
+    if (signal?.aborted) return resolve(noAnswer('aborted'))
+    // Created first: if it throws (a header Node refuses), no timer or listener is left behind.
+    const req = send(request)
+    let answer: Answer | undefined
+    let settled = false
+    // Once an answer has come, it is judged on its status whatever stops the body: the receiver spoke.
+    const finish = (failure: string) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      req.destroy()
+      resolve(answer ? judge(answer) : noAnswer(failure))
+    }
+    const onAbort = () => finish('aborted')
+    const timer = setTimeout(() => finish(`timed out after ${timeoutMs} ms`), timeoutMs)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    req.on('error', (err) => finish(describeFailure(err)))
+    req.on('response', (res) => {
+      answer = readAnswer(res, () => finish('the answer broke off'))
+    })
+    req.end(request.body)
+  })
+}
+
+function send({ url, address, headers, body }: WebhookRequest): ClientRequest {
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest
+  return request(url, {
+    method: 'POST',
+    // A fresh connection each time: nothing pooled is shared between partners' endpoints, and a
+    // pooled socket would skip the lookup that pins the checked address.
+    agent: false,
+    lookup: pinnedLookup(address),
+    // Later keys win in Node's headers object whatever their case, so this length is the real one.
+    headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+  })
+}
+
+/** Collects up to EXCERPT_BYTES of the body; `done` once that is read, the body ends or it breaks. */
+function readAnswer(res: IncomingMessage, done: () => void): Answer {
+  const retryAfter = res.headers['retry-after']
+  const answer: Answer = { status: res.statusCode ?? 0, retryAfter, excerpt: '', bytes: 0 }
+  // Holds back a character cut in half at the limit rather than writing U+FFFD for it.
+  const decoder = new StringDecoder('utf8')
+  res.on('data', (chunk: Buffer) => {
+    const kept = chunk.subarray(0, EXCERPT_BYTES - answer.bytes)
+    answer.excerpt += decoder.write(kept)
+    answer.bytes += kept.length
+    if (answer.bytes >= EXCERPT_BYTES) done()
+  })
+  res.on('end', done)
+  res.on('error', done)
+  res.on('close', done)
+  return answer
+}
+
+function judge({ status, retryAfter, excerpt }: Answer): Outcome {
+  const outcome: Outcome = {
+    httpStatus: status,
+    error: describeStatus(status, excerpt),
+    bodyExcerpt: excerpt,
+  }
+  const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(retryAfter, Date.now()) : undefined
+  return retryAfterMs === undefined ? outcome : { ...outcome, retryAfterMs }
+}
+
+function describeStatus(status: number, excerpt: string): string | null {
+  if (status >= 200 && status < 300) return null
+  if (status >= 300 && status < 400) return `HTTP ${status} (redirects are not followed)`
+  const snippet = excerpt.replace(/\s+/g, ' ').trim().slice(0, ERROR_SNIPPET_CHARS)
+  return snippet === '' ? `HTTP ${status}` : `HTTP ${status}: ${snippet}`
+}
+
+/**
+ * A Retry-After value in milliseconds from `nowMs`: delta-seconds or an HTTP date (a past date is 0).
+ * Undefined when absent or unreadable.
+ *
+ * @example parseRetryAfter('7', Date.now()) // 7000
+ */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined
+  const text = value.trim()
+  if (/^\d+$/.test(text)) return Number(text) * 1000
+  // An HTTP date has a day or month name; without one, V8 would read `-5` as a date too.
+  const at = /[a-z]/i.test(text) ? Date.parse(text) : Number.NaN
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs)
+}
+
+function noAnswer(error: string): Outcome {
+  return { httpStatus: null, error, bodyExcerpt: '' }
+}
+
+const NETWORK_FAILURES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset before an answer came',
+  EPIPE: 'connection closed while sending',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+}
+
+/** Words for a failure before any answer; for TLS, OpenSSL's reason (`wrong version number`) or Node's message. */
+function describeFailure(err: unknown): string {
+  const code = String((err as NodeJS.ErrnoException | undefined)?.code ?? '')
+  const words = NETWORK_FAILURES[code]
+  if (words) return words
+  if (code.startsWith('HPE_')) return 'the answer is not valid HTTP'
+  const message = err instanceof Error ? err.message : String(err)
+  if (code === 'EPROTO' || /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED)/.test(code)) {
+    return `TLS failed: ${/SSL routines:[^:]*:([^:]+)/.exec(message)?.[1] ?? message}`
+  }
+  return message || code || 'the request failed'
+}

@@ -1,0 +1,142 @@
+import Type from 'typebox'
+import {
+  BODY_ERRORS,
+  COMMON_ERRORS,
+  documented,
+  errorResponse,
+  INSUFFICIENT_SCOPE,
+} from '../http/error.schemas.js'
+import { ref } from '../schema-ref.js'
+import {
+  DeliveryAttempts,
+  Event,
+  Events,
+  RedeliveryAccepted,
+  WebhookEndpoint,
+  WebhookEndpoints,
+  WebhookEndpointWithSecret,
+} from './webhooks.schemas.js'
+
+/** The documented responses of the webhook and event operations (CONTRACT §14), an example per error code. */
+
+const invalid = (message: string) =>
+  errorResponse({
+    invalid_request: { when: 'a parameter or the body breaks the rules; the message names it', message },
+  })
+const endpointNotFound = errorResponse({
+  not_found: {
+    when: "the calling account has no endpoint with this id (another account's is not told apart)",
+    message: 'webhook endpoint we_7 does not exist',
+  },
+})
+const eventNotFound = errorResponse({
+  not_found: {
+    when: "no event with this id is visible to the calling account (another account's order, or older than 30 days)",
+    message: 'event evt_0000000000000042 does not exist',
+  },
+})
+const NEXT_LINK = {
+  Link: {
+    type: 'string' as const,
+    description: 'RFC 8288 `<...>; rel="next"` to the next page; absent on the last page.',
+  },
+}
+const REFUSED_URL =
+  'url: the host resolves to 169.254.169.254, a link-local address: webhook URLs must reach public addresses'
+
+export const createEndpointResponses = {
+  201: documented(
+    ref(WebhookEndpointWithSecret),
+    'The endpoint, with its signing secret (shown this once).',
+    {
+      Location: {
+        type: 'string',
+        description: 'Where to read the endpoint: `{base}/webhook_endpoints/{id}`.',
+      },
+    },
+  ),
+  400: invalid(REFUSED_URL),
+  403: INSUFFICIENT_SCOPE,
+  409: errorResponse({
+    conflict: {
+      when: 'the account has 10 endpoints already (deleted ones do not count)',
+      message: 'an account has at most 10 webhook endpoints: delete one first',
+    },
+  }),
+  ...BODY_ERRORS,
+  ...COMMON_ERRORS,
+}
+
+export const listEndpointsResponses = {
+  200: documented(ref(WebhookEndpoints), "A page of the calling account's endpoints.", NEXT_LINK),
+  400: invalid('limit must be an integer from 1 to 100'),
+  ...COMMON_ERRORS,
+}
+
+export const getEndpointResponses = {
+  200: documented(ref(WebhookEndpoint), 'The endpoint (never its secret).'),
+  400: invalid('endpointId must be an endpoint id like we_12'),
+  404: endpointNotFound,
+  ...COMMON_ERRORS,
+}
+
+export const updateEndpointResponses = {
+  200: documented(ref(WebhookEndpoint), 'The endpoint as changed.'),
+  400: invalid(REFUSED_URL),
+  403: INSUFFICIENT_SCOPE,
+  404: endpointNotFound,
+  ...BODY_ERRORS,
+  ...COMMON_ERRORS,
+}
+
+export const deleteEndpointResponses = {
+  204: documented(Type.Null(), 'Deleted: nothing more is sent to it.'),
+  400: invalid('endpointId must be an endpoint id like we_12'),
+  403: INSUFFICIENT_SCOPE,
+  404: endpointNotFound,
+  ...COMMON_ERRORS,
+}
+
+export const rotateSecretResponses = {
+  200: documented(ref(WebhookEndpointWithSecret), 'The endpoint with its new secret (shown this once).'),
+  400: invalid('graceSeconds must be an integer from 0 to 604800'),
+  403: INSUFFICIENT_SCOPE,
+  404: endpointNotFound,
+  ...BODY_ERRORS,
+  ...COMMON_ERRORS,
+}
+
+export const listDeliveriesResponses = {
+  200: documented(ref(DeliveryAttempts), 'A page of attempts, newest first.', NEXT_LINK),
+  400: invalid('status must be one of pending, succeeded, failed'),
+  404: endpointNotFound,
+  ...COMMON_ERRORS,
+}
+
+export const listEventsResponses = {
+  200: documented(ref(Events), 'A page of events in commit order.', NEXT_LINK),
+  400: invalid('cursor is not valid: follow the Link header of the previous page as it is'),
+  ...COMMON_ERRORS,
+}
+
+export const getEventResponses = {
+  200: documented(ref(Event), 'The event, as it is delivered.'),
+  400: invalid('eventId must be an event id like evt_0000000000000042'),
+  404: eventNotFound,
+  ...COMMON_ERRORS,
+}
+
+export const redeliverResponses = {
+  202: documented(ref(RedeliveryAccepted), 'A new series of attempts (same `webhook-id`) is on its way.'),
+  400: invalid('endpointId must be an endpoint id like we_12'),
+  403: INSUFFICIENT_SCOPE,
+  404: eventNotFound,
+  409: errorResponse({
+    conflict: {
+      when: "the endpoint named is disabled, or none of the account's enabled endpoints subscribes to the event",
+      message: 'none of your enabled webhook endpoints subscribes to order.placed',
+    },
+  }),
+  ...BODY_ERRORS,
+  ...COMMON_ERRORS,
+}

@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { createPetstoreClient, PetstoreError, verifyWebhook } from '../../client/src/index.js'
+import { type Receiver, startReceiver, startWebhookApp, type WebhookApp } from '../webhooks/harness.js'
+
+/** The client's webhook and event calls against the real service, and verifyWebhook on real deliveries. */
+let t: WebhookApp
+let receiver: Receiver
+beforeAll(async () => {
+  t = await startWebhookApp()
+  receiver = await startReceiver()
+})
+afterAll(async () => {
+  await t.close()
+  await receiver.close()
+})
+
+it('subscribes, verifies a delivery, reads the events and the log, and redelivers', async () => {
+  const client = createPetstoreClient({
+    baseUrl: `${t.origin}/v1`,
+    apiKey: await t.issueKey(),
+    sleep: async () => {},
+  })
+  const url = `http://hooks.test:${receiver.port}/in`
+  const endpoint = await client.webhooks.createEndpoint({ url, events: ['pet.created'] })
+  expect(endpoint.secret).toMatch(/^whsec_/)
+  const rex = await client.createPet({ name: 'Rex', categoryId: 1 })
+  const [delivery] = await receiver.waitFor(1)
+  const event = verifyWebhook(delivery?.body ?? '', delivery?.headers ?? {}, endpoint.secret)
+  expect(event).toMatchObject({ type: 'pet.created', resourceVersion: 1, data: { object: rex } })
+  expect(() => verifyWebhook(`${delivery?.body} `, delivery?.headers ?? {}, endpoint.secret)).toThrow()
+  const other = await client.webhooks.rotateSecret(endpoint.id, 0)
+  expect(() => verifyWebhook(delivery?.body ?? '', delivery?.headers ?? {}, other.secret)).toThrow()
+
+  expect((await client.webhooks.listEvents({ type: 'pet.created' })).items).toEqual([event])
+  expect(await client.webhooks.getEvent(event.id)).toEqual(event)
+  await expect
+    .poll(async () => (await client.webhooks.listDeliveries(endpoint.id)).items)
+    .toMatchObject([{ eventId: event.id, attempt: 1, status: 'succeeded', httpStatus: 200 }])
+  expect(await client.webhooks.redeliver(event.id)).toEqual([endpoint.id])
+  const [, again] = await receiver.waitFor(2)
+  expect(
+    verifyWebhook(again?.body ?? '', new Headers(again?.headers as Record<string, string>), other.secret),
+  ).toEqual(event)
+
+  expect((await client.webhooks.updateEndpoint(endpoint.id, { status: 'disabled' })).status).toBe('disabled')
+  expect((await client.webhooks.listEndpoints()).items).toHaveLength(1)
+  await client.webhooks.deleteEndpoint(endpoint.id)
+  await expect(client.webhooks.getEndpoint(endpoint.id)).rejects.toBeInstanceOf(PetstoreError)
+})

@@ -1,0 +1,155 @@
+import { Webhook } from 'standardwebhooks'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type Receiver, startReceiver, startWebhookApp, type WebhookApp } from './harness.js'
+
+let t: WebhookApp | undefined
+const receivers: Receiver[] = []
+
+afterEach(async () => {
+  await t?.close()
+  t = undefined
+  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()))
+})
+
+async function setUp(env: Record<string, string> = {}, answer?: Receiver['answer']) {
+  t = await startWebhookApp({ env })
+  const receiver = await startReceiver(answer)
+  receivers.push(receiver)
+  const key = await t.issueKey()
+  const url = `http://hooks.test:${receiver.port}/in`
+  const response = await t.api(key, 'POST', '/webhook_endpoints', { url, events: ['pet.*'] })
+  const endpoint = (await response.json()) as { id: string; secret: string }
+  const app = t
+  const createPet = (name = 'Rex') => app.api(key, 'POST', '/pets', { name, categoryId: 1 })
+  const read = async (path: string) => (await app.api(key, 'GET', path)).json()
+  return { t: app, receiver, key, endpoint, createPet, read }
+}
+
+describe('delivery rules', () => {
+  it('disables the endpoint at once on 410, with the reason in its body', async () => {
+    const { receiver, endpoint, createPet, read } = await setUp({}, () => ({ status: 410 }))
+    await createPet()
+    await receiver.waitFor(1)
+    await expect
+      .poll(() => read(`/webhook_endpoints/${endpoint.id}`))
+      .toMatchObject({ status: 'disabled', disabledReason: expect.stringMatching(/410/) })
+    await createPet('Tom')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(receiver.received).toHaveLength(1)
+  })
+
+  it('waits out a Retry-After before the next attempt', async () => {
+    let calls = 0
+    const { receiver, createPet } = await setUp({}, () =>
+      ++calls === 1 ? { status: 429, headers: { 'retry-after': '1500' } } : { status: 200 },
+    )
+    await createPet()
+    const [first, second] = await receiver.waitFor(2)
+    // 1500 s at a scale of 0.001: 1.5 s, where the schedule alone says 5 ms.
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1400)
+  })
+
+  it('never follows a redirect', async () => {
+    const canary = await startReceiver()
+    receivers.push(canary)
+    const { receiver, endpoint, createPet, read } = await setUp({}, () => ({
+      status: 302,
+      headers: { location: `http://127.0.0.1:${canary.port}/stolen` },
+    }))
+    await createPet()
+    await receiver.waitFor(1)
+    await expect
+      .poll(() => read(`/webhook_endpoints/${endpoint.id}/deliveries?status=failed`))
+      .toContainEqual(expect.objectContaining({ httpStatus: 302, error: expect.stringMatching(/redirect/) }))
+    await receiver.waitFor(3)
+    expect(canary.received).toHaveLength(0)
+  })
+
+  it('keeps at most 4 requests in flight to one endpoint, and delivers them all', async () => {
+    const { receiver, createPet } = await setUp({}, () => ({ status: 200, delayMs: 300 }))
+    for (let index = 0; index < 20; index++) await createPet(`P${index}`)
+    await receiver.waitFor(20, 20_000)
+    expect(receiver.maxInFlight).toBe(4)
+  })
+
+  it('signs with both secrets during a rotation grace, and with the new one only after', async () => {
+    const { t, receiver, key, endpoint, createPet } = await setUp()
+    const rotated = await (
+      await t.api(key, 'POST', `/webhook_endpoints/${endpoint.id}/rotate_secret`, { graceSeconds: 3600 })
+    ).json()
+    await createPet()
+    const [got] = await receiver.waitFor(1)
+    const headers = got?.headers as Record<string, string>
+    expect(headers['webhook-signature']?.split(' ')).toHaveLength(2)
+    expect(new Webhook(endpoint.secret).verify(got?.body ?? '', headers)).toMatchObject({
+      type: 'pet.created',
+    })
+    expect(new Webhook(rotated.secret).verify(got?.body ?? '', headers)).toMatchObject({
+      type: 'pet.created',
+    })
+    const again = await (
+      await t.api(key, 'POST', `/webhook_endpoints/${endpoint.id}/rotate_secret`, { graceSeconds: 0 })
+    ).json()
+    await createPet('Tom')
+    const [, second] = await receiver.waitFor(2)
+    const secondHeaders = second?.headers as Record<string, string>
+    expect(secondHeaders['webhook-signature']?.split(' ')).toHaveLength(1)
+    expect(() => new Webhook(rotated.secret).verify(second?.body ?? '', secondHeaders)).toThrow()
+    expect(new Webhook(again.secret).verify(second?.body ?? '', secondHeaders)).toBeTruthy()
+  })
+
+  it('sends nothing while disabled and does not replay it when enabled again', async () => {
+    const { t, receiver, key, endpoint, createPet } = await setUp()
+    const path = `/webhook_endpoints/${endpoint.id}`
+    await t.api(key, 'PATCH', path, { status: 'disabled' })
+    await createPet('missed')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    await t.api(key, 'PATCH', path, { status: 'enabled' })
+    await createPet('seen')
+    const [got] = await receiver.waitFor(1)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(receiver.received).toHaveLength(1)
+    expect(JSON.parse(got?.body ?? '').data.object.name).toBe('seen')
+  })
+
+  it('gives up after 8 attempts, and disables an endpoint whose deliveries all failed for 5 days', async () => {
+    // 5 days at this scale: 4.3 s; the 8 attempts of one delivery take 1.3 s.
+    const { receiver, endpoint, createPet, read } = await setUp(
+      { PETSTORE_WEBHOOK_RETRY_SCALE: '0.00001' },
+      () => ({
+        status: 500,
+      }),
+    )
+    await createPet()
+    await receiver.waitFor(8)
+    await expect.poll(() => read(`/webhook_endpoints/${endpoint.id}/deliveries?status=pending`)).toEqual([])
+    expect(receiver.received).toHaveLength(8)
+    for (
+      let index = 0;
+      index < 12 && (await read(`/webhook_endpoints/${endpoint.id}`)).status === 'enabled';
+      index++
+    ) {
+      await createPet(`P${index}`)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
+    expect(await read(`/webhook_endpoints/${endpoint.id}`)).toMatchObject({
+      status: 'disabled',
+      disabledReason: expect.stringMatching(/5 days/),
+    })
+  })
+
+  it('counts an answer slower than PETSTORE_WEBHOOK_TIMEOUT_MS as a failure', async () => {
+    const { receiver, endpoint, createPet, read } = await setUp(
+      { PETSTORE_WEBHOOK_TIMEOUT_MS: '200' },
+      () => ({
+        status: 200,
+        delayMs: 1000,
+      }),
+    )
+    await createPet()
+    await receiver.waitFor(1)
+    await expect
+      .poll(() => read(`/webhook_endpoints/${endpoint.id}/deliveries?status=failed`))
+      .toMatchObject([{ attempt: 1, httpStatus: null, error: expect.stringMatching(/timed out/) }])
+  })
+})

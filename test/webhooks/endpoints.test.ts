@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startWebhookApp, type WebhookApp } from './harness.js'
+
+let t: WebhookApp
+let key: string
+let other: string
+
+beforeAll(async () => {
+  t = await startWebhookApp()
+  key = await t.issueKey()
+  other = await t.issueKey()
+})
+afterAll(() => t.close())
+
+const url = 'http://hooks.test:9/in'
+
+async function create(owner: string, body: object = { url, events: ['*'] }) {
+  return t.api(owner, 'POST', '/webhook_endpoints', body)
+}
+
+describe('webhook endpoints', () => {
+  it('shows the secret once, never again, and keeps each account to its own', async () => {
+    const response = await create(key, { url, events: ['order.*', 'pet.updated'], description: 'shop' })
+    expect(response.status).toBe(201)
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    expect(response.headers.get('x-ratelimit-limit')).not.toBeNull()
+    const endpoint = await response.json()
+    expect(endpoint).toMatchObject({
+      id: expect.stringMatching(/^we_\d+$/),
+      url: 'http://hooks.test:9/in',
+      events: ['order.*', 'pet.updated'],
+      description: 'shop',
+      status: 'enabled',
+      disabledReason: null,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    })
+    expect(response.headers.get('location')).toMatch(new RegExp(`/v1/webhook_endpoints/${endpoint.id}$`))
+    const read = await (await t.api(key, 'GET', `/webhook_endpoints/${endpoint.id}`)).json()
+    expect(read).not.toHaveProperty('secret')
+    const listed = await (await t.api(key, 'GET', '/webhook_endpoints')).text()
+    expect(listed).not.toContain(endpoint.secret)
+    expect((await t.api(other, 'GET', `/webhook_endpoints/${endpoint.id}`)).status).toBe(404)
+    expect(await (await t.api(other, 'GET', '/webhook_endpoints')).json()).toEqual([])
+    expect((await t.api(other, 'DELETE', `/webhook_endpoints/${endpoint.id}`)).status).toBe(404)
+  })
+
+  it('changes, disables, rotates and deletes', async () => {
+    const endpoint = await (await create(key)).json()
+    const path = `/webhook_endpoints/${endpoint.id}`
+    const patched = await t.api(key, 'PATCH', path, {
+      events: ['pet.created'],
+      description: null,
+      status: 'disabled',
+    })
+    expect(await patched.json()).toMatchObject({
+      events: ['pet.created'],
+      description: null,
+      status: 'disabled',
+    })
+    const rotated = await t.api(key, 'POST', `${path}/rotate_secret`)
+    expect(rotated.status).toBe(200)
+    const { secret } = await rotated.json()
+    expect(secret).toMatch(/^whsec_/)
+    expect(secret).not.toBe(endpoint.secret)
+    expect((await t.api(key, 'POST', `${path}/rotate_secret`, { graceSeconds: 604_801 })).status).toBe(400)
+    expect((await t.api(key, 'DELETE', path)).status).toBe(204)
+    expect((await t.api(key, 'GET', path)).status).toBe(404)
+    expect((await t.api(key, 'PATCH', path, { status: 'enabled' })).status).toBe(404)
+  })
+
+  it('refuses bad bodies with a 400 naming the field, and read keys with a 403', async () => {
+    const cases = [
+      [{ url, events: [] }, /events/],
+      [{ url, events: ['pet.sold'] }, /events/],
+      [{ url }, /events/],
+      [{ url: 'ftp://hooks.test/', events: ['*'] }, /url: .*https/],
+      [{ url: 'https://user:pw@hooks.test/', events: ['*'] }, /url: .*password/],
+      [{ url: 'https://nowhere.invalid/', events: ['*'] }, /url: .*resolve/],
+      [{ url, events: ['*'], color: 'red' }, /color/],
+    ] as const
+    for (const [body, message] of cases) {
+      const response = await create(key, body)
+      expect(response.status, JSON.stringify(body)).toBe(400)
+      expect((await response.json()).message).toMatch(message)
+    }
+    const reader = await t.issueKey('read')
+    expect((await create(reader)).status).toBe(403)
+    expect((await t.api(key, 'PATCH', '/webhook_endpoints/we_1', {})).status).toBe(400)
+    expect((await t.api(key, 'GET', '/webhook_endpoints/12')).status).toBe(400)
+  })
+
+  it('allows 10 live endpoints per account', async () => {
+    const owner = await t.issueKey()
+    const made = []
+    for (let index = 0; index < 10; index++) made.push(await (await create(owner)).json())
+    const eleventh = await create(owner)
+    expect(eleventh.status).toBe(409)
+    expect((await eleventh.json()).code).toBe('conflict')
+    expect((await t.api(owner, 'DELETE', `/webhook_endpoints/${made[0].id}`)).status).toBe(204)
+    expect((await create(owner)).status).toBe(201)
+  })
+
+  it('pages the list with Link rel="next"', async () => {
+    const owner = await t.issueKey()
+    for (let index = 0; index < 3; index++) await create(owner)
+    const first = await t.api(owner, 'GET', '/webhook_endpoints?limit=2')
+    expect(await first.json()).toHaveLength(2)
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1] ?? ''
+    const second = await fetch(next, { headers: { authorization: `Bearer ${owner}` } })
+    expect(await second.json()).toHaveLength(1)
+    expect(second.headers.get('link')).toBeNull()
+  })
+})

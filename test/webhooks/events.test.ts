@@ -1,0 +1,133 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type Receiver, startReceiver, startWebhookApp, type WebhookApp } from './harness.js'
+
+let t: WebhookApp
+let buyer: string
+let stranger: string
+let buyerHook: Receiver
+let strangerHook: Receiver
+
+beforeEach(async () => {
+  t = await startWebhookApp()
+  buyer = await t.issueKey()
+  stranger = await t.issueKey()
+  buyerHook = await startReceiver()
+  strangerHook = await startReceiver()
+  for (const [key, receiver] of [
+    [buyer, buyerHook],
+    [stranger, strangerHook],
+  ] as const) {
+    const url = `http://hooks.test:${receiver.port}/`
+    expect((await t.api(key, 'POST', '/webhook_endpoints', { url, events: ['*'] })).status).toBe(201)
+  }
+})
+afterEach(async () => {
+  await t.close()
+  await buyerHook.close()
+  await strangerHook.close()
+})
+
+const typesOf = (received: { body: string }[]) => received.map((r) => JSON.parse(r.body).type).sort()
+
+async function listEvents(key: string, query = '') {
+  const response = await t.api(key, 'GET', `/events${query}`)
+  expect(response.status).toBe(200)
+  return (await response.json()) as {
+    id: string
+    type: string
+    resourceVersion: number
+    data: { object: { id: number } }
+  }[]
+}
+
+describe('events', () => {
+  it("sends an order's events to its account only, and pet events to every account", async () => {
+    const pet = await (
+      await t.api(buyer, 'POST', '/pets', { name: 'Rex', categoryId: 1, status: 'available' })
+    ).json()
+    const order = await (await t.api(buyer, 'POST', '/store/orders', { petId: pet.id })).json()
+    await t.api(buyer, 'PATCH', `/store/orders/${order.id}`, { status: 'approved' })
+    await t.api(buyer, 'PATCH', `/store/orders/${order.id}`, { status: 'delivered' })
+    const buyerGot = await buyerHook.waitFor(6)
+    const strangerGot = await strangerHook.waitFor(3)
+    expect(typesOf(buyerGot)).toEqual([
+      'order.approved',
+      'order.delivered',
+      'order.placed',
+      'pet.created',
+      'pet.updated',
+      'pet.updated',
+    ])
+    expect(typesOf(strangerGot)).toEqual(['pet.created', 'pet.updated', 'pet.updated'])
+    expect(typesOf(strangerGot).every((type) => type.startsWith('pet.'))).toBe(true)
+    // The pet moved with the order: created (1), pending (2), sold (3).
+    const petEvents = (await listEvents(stranger, '?type=pet.updated')).map((e) => [
+      e.resourceVersion,
+      e.data.object,
+    ])
+    expect(petEvents).toEqual([
+      [2, { ...pet, status: 'pending' }],
+      [3, { ...pet, status: 'sold' }],
+    ])
+    expect((await listEvents(stranger)).some((event) => event.type.startsWith('order.'))).toBe(false)
+    const orderEvents = await listEvents(buyer, '?type=order.delivered')
+    expect(orderEvents).toMatchObject([
+      { resourceVersion: 3, data: { object: { id: order.id, status: 'delivered' } } },
+    ])
+    expect((await t.api(stranger, 'GET', `/events/${orderEvents[0]?.id}`)).status).toBe(404)
+  })
+
+  it('emits nothing for a refused or rolled-back change, and one event per committed one', async () => {
+    const pet = await (
+      await t.api(buyer, 'POST', '/pets', { name: 'Rex', categoryId: 1, status: 'available' })
+    ).json()
+    await t.api(buyer, 'POST', '/store/orders', { petId: pet.id })
+    // Refused: a second order of a pending pet, a status change while an order is open, deleting it.
+    expect((await t.api(buyer, 'POST', '/store/orders', { petId: pet.id })).status).toBe(409)
+    expect((await t.api(buyer, 'PATCH', `/pets/${pet.id}`, { status: 'available' })).status).toBe(409)
+    expect((await t.api(buyer, 'DELETE', `/pets/${pet.id}`)).status).toBe(409)
+    expect((await t.api(buyer, 'POST', '/pets', { name: '', categoryId: 1 })).status).toBe(400)
+    // A replayed create is the same change: no second event.
+    const body = { name: 'Tom', categoryId: 2 }
+    for (let i = 0; i < 2; i++) {
+      expect((await t.api(buyer, 'POST', '/pets', body, { 'idempotency-key': 'k1' })).status).toBe(201)
+    }
+    expect((await listEvents(buyer)).map((event) => event.type)).toEqual([
+      'pet.created',
+      'order.placed',
+      'pet.updated',
+      'pet.created',
+    ])
+  })
+
+  it('lists in commit order with ids that sort as text, in pages', async () => {
+    for (let index = 0; index < 5; index++)
+      await t.api(buyer, 'POST', '/pets', { name: `P${index}`, categoryId: 1 })
+    const first = await t.api(buyer, 'GET', '/events?limit=3')
+    const page = await first.json()
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1] ?? ''
+    const rest = (await (await fetch(next, { headers: { authorization: `Bearer ${buyer}` } })).json()) as {
+      id: string
+    }[]
+    const ids = [...page, ...rest].map((event: { id: string }) => event.id)
+    expect(ids).toHaveLength(5)
+    expect([...ids].sort()).toEqual(ids)
+    expect((await t.api(buyer, 'GET', '/events?cursor=abc')).status).toBe(400)
+    expect((await t.api(buyer, 'GET', '/events/evt_1')).status).toBe(400)
+    expect((await t.api(buyer, 'GET', '/events/evt_9999999999999999')).status).toBe(404)
+  })
+
+  it('redelivers with the same webhook-id and body', async () => {
+    await t.api(buyer, 'POST', '/pets', { name: 'Rex', categoryId: 1 })
+    const [first] = await buyerHook.waitFor(1)
+    const id = first?.headers['webhook-id']
+    const response = await t.api(buyer, 'POST', `/events/${id}/redeliver`)
+    expect(response.status).toBe(202)
+    expect(await response.json()).toMatchObject({ eventId: id, endpointIds: [expect.stringMatching(/^we_/)] })
+    const [, again] = await buyerHook.waitFor(2)
+    expect(again?.headers['webhook-id']).toBe(id)
+    expect(again?.body).toBe(first?.body)
+    expect(strangerHook.received.filter((r) => r.headers['webhook-id'] === id)).toHaveLength(1)
+    expect((await t.api(buyer, 'POST', `/events/${id}/redeliver`, { endpointId: 'we_999' })).status).toBe(404)
+  })
+})

@@ -1,0 +1,156 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadConfig } from '../../src/config.js'
+import type { Deps } from '../../src/deps.js'
+import { type RunningServer, startServer } from '../../src/server.js'
+import type { Resolve } from '../../src/webhooks/address.js'
+import { createTestStores } from '../helpers.js'
+
+/** One request a receiver got. */
+export interface Received {
+  headers: IncomingHttpHeaders
+  body: string
+  at: number
+}
+
+export interface Answer {
+  status: number
+  headers?: Record<string, string>
+  /** Waits this long before answering. */
+  delayMs?: number
+}
+
+/** A real HTTP receiver on a loopback port: records every request and answers as `answer` says. */
+export interface Receiver {
+  port: number
+  received: Received[]
+  /** Requests being answered right now (the in-flight cap is read from it). */
+  inFlight: number
+  maxInFlight: number
+  answer: (request: Received) => Answer
+  /** Resolves once `count` requests (in all) arrived, or rejects after `timeoutMs`. */
+  waitFor(count: number, timeoutMs?: number): Promise<Received[]>
+  close(): Promise<void>
+}
+
+export async function startReceiver(answer: Receiver['answer'] = () => ({ status: 200 })): Promise<Receiver> {
+  const waiters: { count: number; resolve: () => void }[] = []
+  const receiver = { received: [], inFlight: 0, maxInFlight: 0, answer } as unknown as Receiver
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const got = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() }
+      receiver.received.push(got)
+      receiver.inFlight++
+      receiver.maxInFlight = Math.max(receiver.maxInFlight, receiver.inFlight)
+      for (const waiter of waiters.filter((w) => receiver.received.length >= w.count)) waiter.resolve()
+      const reply = receiver.answer(got)
+      setTimeout(() => {
+        receiver.inFlight--
+        response.writeHead(reply.status, reply.headers).end('ok')
+      }, reply.delayMs ?? 0)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  receiver.port = (server.address() as AddressInfo).port
+  receiver.waitFor = (count, timeoutMs = 10_000) =>
+    new Promise((resolve, reject) => {
+      if (receiver.received.length >= count) return resolve(receiver.received)
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`${receiver.received.length} of ${count} deliveries arrived in ${timeoutMs} ms`)),
+        timeoutMs,
+      )
+      waiters.push({
+        count,
+        resolve: () => {
+          clearTimeout(timer)
+          resolve(receiver.received)
+        },
+      })
+    })
+  receiver.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    })
+  return receiver
+}
+
+/** Names under `.test` resolve to loopback: receivers get URLs like `http://hooks.test:PORT/`. */
+export const loopbackResolve: Resolve = async (hostname) => {
+  if (hostname.endsWith('.test')) return [{ address: '127.0.0.1', family: 4 }]
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })
+}
+
+/** A fetch Response whose JSON body the tests read freely. */
+// biome-ignore lint/suspicious/noExplicitAny: test bodies are checked by the assertions that read them
+export type ApiResponse = Omit<Response, 'json'> & { json(): Promise<any> }
+
+export interface WebhookApp {
+  server: RunningServer
+  /** `http://127.0.0.1:<port>`. */
+  origin: string
+  deps: Deps
+  issueKey(scope?: 'read' | 'write'): Promise<string>
+  /** fetch() on the app's API with a key. */
+  api(
+    key: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<ApiResponse>
+  close(): Promise<void>
+}
+
+/**
+ * The service as `npm start` runs it (server.ts: the app and its webhook dispatcher) on fresh stores, with
+ * private addresses allowed (receivers are on loopback), names under `.test` resolving to loopback and the
+ * retry schedule compressed 1000 times.
+ */
+export async function startWebhookApp(
+  options: { env?: Record<string, string>; resolve?: Resolve } = {},
+): Promise<WebhookApp> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-webhooks-'))
+  const stores = await createTestStores(dir)
+  const config = loadConfig({
+    ...stores.env,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    PETSTORE_DRAIN_SECONDS: '2',
+    PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
+    PETSTORE_WEBHOOK_RETRY_SCALE: '0.001',
+    ...options.env,
+  })
+  const server = await startServer(config, { resolve: options.resolve ?? loopbackResolve })
+  const { deps } = server
+  const origin = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`
+  const limits = { perMinute: 1_000_000_000, perDay: 1_000_000_000 }
+  return {
+    server,
+    origin,
+    deps,
+    issueKey: async (scope = 'write') =>
+      (await deps.apiKeys.issueApiKey({ plan: 'enterprise', ...limits, scope })).key,
+    api: (key, method, path, body, headers = {}) =>
+      fetch(`${origin}/v1${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    close: async () => {
+      await server.close()
+      await stores.drop()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
