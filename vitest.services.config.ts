@@ -3,12 +3,12 @@ import { defineConfig } from 'vitest/config'
 /**
  * `npm run test:services` (which starts the servers and sets TEST_REDIS_URL and TEST_POSTGRES_URL):
  * the suites that need real servers, and the HTTP suites of `npm test` again, this time on PostgreSQL
- * and Redis. cli and process test the SQLite file and the bare process; the multi-instance suite runs
+ * and Redis (the webhook suites too). cli and process test the SQLite file and the bare process; the multi-instance suite runs
  * the process and the CLI on PostgreSQL.
  */
 export default defineConfig({
   test: {
-    include: ['test/services/**/*.test.ts', 'test/*.test.ts'],
+    include: ['test/services/**/*.test.ts', 'test/*.test.ts', 'test/webhooks/**/*.test.ts'],
     // The CLI and the bare process (its drain too) on SQLite only; on PostgreSQL: multi-instance.test.ts.
     exclude: [
       'test/cli.test.ts',

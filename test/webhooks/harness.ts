@@ -30,6 +30,8 @@ export interface Receiver {
   /** Requests being answered right now (the in-flight cap is read from it). */
   inFlight: number
   maxInFlight: number
+  /** Times a request arrived while another with the same `webhook-id` was still being answered. */
+  overlaps: number
   answer: (request: Received) => Answer
   /** Resolves once `count` requests (in all) arrived, or rejects after `timeoutMs`. */
   waitFor(count: number, timeoutMs?: number): Promise<Received[]>
@@ -38,7 +40,8 @@ export interface Receiver {
 
 export async function startReceiver(answer: Receiver['answer'] = () => ({ status: 200 })): Promise<Receiver> {
   const waiters: { count: number; resolve: () => void }[] = []
-  const receiver = { received: [], inFlight: 0, maxInFlight: 0, answer } as unknown as Receiver
+  const receiver = { received: [], inFlight: 0, maxInFlight: 0, overlaps: 0, answer } as unknown as Receiver
+  const answering = new Map<string, number>()
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -47,10 +50,14 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({ status
       receiver.received.push(got)
       receiver.inFlight++
       receiver.maxInFlight = Math.max(receiver.maxInFlight, receiver.inFlight)
+      const id = String(request.headers['webhook-id'])
+      if ((answering.get(id) ?? 0) > 0) receiver.overlaps++
+      answering.set(id, (answering.get(id) ?? 0) + 1)
       for (const waiter of waiters.filter((w) => receiver.received.length >= w.count)) waiter.resolve()
       const reply = receiver.answer(got)
       setTimeout(() => {
         receiver.inFlight--
+        answering.set(id, (answering.get(id) ?? 1) - 1)
         response.writeHead(reply.status, reply.headers).end('ok')
       }, reply.delayMs ?? 0)
     })
