@@ -79,7 +79,22 @@ export function createAttemptsRepository(handle: DbHandle) {
       .set({ lease_token: options.leaseToken, lease_until: options.leaseUntil })
       .where('id', 'in', chosen)
       .execute()
-    return loadClaimed(trx, chosen, now)
+    const claimed = await loadClaimed(trx, chosen, now)
+    // An attempt whose event was purged (30 days) cannot be made: it ends here instead of coming back.
+    const gone = chosen.filter((id) => !claimed.some((attempt) => attempt.id === id))
+    if (gone.length > 0) {
+      await trx
+        .updateTable('webhook_attempts')
+        .set({
+          status: 'failed',
+          error: 'the event is older than 30 days',
+          lease_token: null,
+          lease_until: null,
+        })
+        .where('id', 'in', gone)
+        .execute()
+    }
+    return claimed
   }
 
   return {

@@ -41,6 +41,9 @@ describe('delivery', () => {
     expect(got?.headers['content-type']).toBe('application/json')
     const event = await (await t.api(key, 'GET', `/events/${got?.headers['webhook-id']}`)).text()
     expect(event).toBe(got?.body)
+    const metrics = async () => (await fetch(`${t.origin}/metrics`)).text()
+    await expect.poll(metrics).toMatch(/^petstore_webhook_deliveries_total\{outcome="succeeded"\} 1$/m)
+    expect(await metrics()).toMatch(/^petstore_webhook_delivery_lag_seconds_count 1$/m)
   })
 
   it('retries a failing receiver with the same webhook-id and body until it succeeds', async () => {

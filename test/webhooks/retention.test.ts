@@ -1,0 +1,83 @@
+import { expect, it } from 'vitest'
+import { createAttemptsRepository } from '../../src/webhooks/attempts.repository.js'
+import { createWebhookRetention } from '../../src/webhooks/retention.js'
+import { build } from '../helpers.js'
+
+const DAY = 24 * 60 * 60 * 1000
+
+it('deletes events and attempts older than 30 days, in batches, and keeps the rest', async (context) => {
+  const t = await build(context)
+  const db = t.deps.database.db
+  const now = t.clock.now()
+  const at = (days: number) => now - days * DAY
+  const events = Array.from({ length: 2_500 }, (_, i) => ({
+    type: 'pet.created',
+    api_key_id: null,
+    resource_version: 1,
+    object: '{}',
+    created_at: i < 2_400 ? at(31) : at(29),
+  }))
+  for (let start = 0; start < events.length; start += 500) {
+    await db
+      .insertInto('events')
+      .values(events.slice(start, start + 500))
+      .execute()
+  }
+  const attempt = (days: number, status: string) => ({
+    event_seq: 1,
+    endpoint_id: 1,
+    attempt: 1,
+    status,
+    due_at: at(days),
+    at: at(days),
+  })
+  await db
+    .insertInto('webhook_attempts')
+    .values([
+      attempt(31, 'succeeded'),
+      attempt(31, 'failed'),
+      attempt(29, 'succeeded'),
+      attempt(31, 'pending'),
+    ])
+    .execute()
+  await createWebhookRetention(t.deps.database)(now)
+  const left = await db.selectFrom('events').select('created_at').execute()
+  expect(left).toHaveLength(100)
+  expect(left.every((row) => row.created_at === at(29))).toBe(true)
+  // A pending attempt is never purged: it is still owed.
+  expect(
+    (await db.selectFrom('webhook_attempts').select('status').orderBy('id').execute()).map((r) => r.status),
+  ).toEqual(['succeeded', 'pending'])
+})
+
+it('ends an attempt whose event was purged instead of claiming it again and again', async (context) => {
+  const t = await build(context)
+  const { db } = t.deps.database
+  const now = t.clock.now()
+  const { key } = await t.deps.apiKeys.issueApiKey({ plan: 'pro' })
+  const account = (await t.deps.apiKeys.verifyApiKey(key)).id
+  const endpoint = await db
+    .insertInto('webhook_endpoints')
+    .values({
+      api_key_id: account,
+      url: 'https://x.example/',
+      events: '["*"]',
+      status: 'enabled',
+      secret: 'whsec_AA==',
+      enabled_at: now,
+      created_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  await db
+    .insertInto('webhook_attempts')
+    .values({ event_seq: 999, endpoint_id: endpoint.id, attempt: 2, status: 'pending', due_at: now, at: now })
+    .execute()
+  const attempts = createAttemptsRepository(t.deps.database)
+  const claim = { now, slots: 10, leaseToken: 't', leaseUntil: now + 1000 }
+  expect(await t.deps.database.write((trx) => attempts.claim(trx, claim))).toEqual([])
+  expect(await db.selectFrom('webhook_attempts').select(['status', 'error']).execute()).toEqual([
+    { status: 'failed', error: 'the event is older than 30 days' },
+  ])
+  expect(await attempts.anyDue(now)).toBe(false)
+})
