@@ -6,6 +6,7 @@ import { AppError } from '../errors.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import { createAttemptsRepository } from './attempts.repository.js'
+import { createDisabler } from './disable.js'
 import { createEndpointsRepository, type EndpointRow } from './endpoints.repository.js'
 import { newSecret } from './signature.js'
 import type { NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from './webhooks.schemas.js'
@@ -39,6 +40,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
   const { handle, clock } = deps
   const repository = createEndpointsRepository(handle)
   const attempts = createAttemptsRepository(handle)
+  const disableIn = createDisabler(handle)
 
   /** The URL as the address rules judge it now: a 400 naming the reason when they refuse it. */
   async function judge(url: string): Promise<string> {
@@ -146,14 +148,8 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     listAll: async () =>
       (await repository.all()).map((row) => ({ ...toEndpoint(row), apiKeyId: row.api_key_id })),
     /** Disables any account's endpoint (operators, the dispatcher); false when there is no such endpoint. */
-    async disable(id: number, reason: string | null): Promise<boolean> {
-      const now = clock.now()
-      return handle.write(async (trx) => {
-        const updated = await repository.update(trx, id, { status: 'disabled', disabled_reason: reason })
-        if (updated) await attempts.failPending(trx, id, reason ?? 'the endpoint was disabled', now)
-        return updated !== undefined
-      })
-    },
+    disable: (id: number, reason: string | null): Promise<boolean> =>
+      handle.write((trx) => disableIn(trx, id, reason, clock.now())),
   }
 }
 

@@ -5,6 +5,7 @@ import { AppError } from '../errors.js'
 import { type EventRow, eventBodyOf, eventIdOf, seqOfEventId } from '../events/events.repository.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { MAX_SAFE_ID } from '../schema-ref.js'
+import { createAttemptsRepository } from './attempts.repository.js'
 import { createEndpointsRepository } from './endpoints.repository.js'
 import { endpointIdOf, endpointNumberOf } from './endpoints.service.js'
 import { subscribes } from './schedule.js'
@@ -23,6 +24,7 @@ export type EventLog = ReturnType<typeof createEventLog>
 export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
   const { handle, clock } = deps
   const endpoints = createEndpointsRepository(handle)
+  const attempts = createAttemptsRepository(handle)
   const visible = (db: DbHandle['db'], apiKeyId: number, since: number) =>
     db
       .selectFrom('events')
@@ -43,7 +45,7 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
   const one = handle.prepareRead((db, apiKeyId: number, since: number, seq: number) =>
     visible(db, apiKeyId, since).where('seq', '=', seq),
   )
-  const attempts = (db: DbHandle['db'], endpointId: number, beforeId: number) =>
+  const attemptsOf = (db: DbHandle['db'], endpointId: number, beforeId: number) =>
     db
       .selectFrom('webhook_attempts')
       .select(['id', 'event_seq', 'attempt', 'at', 'status', 'http_status', 'error', 'duration_ms'])
@@ -51,11 +53,11 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
       .where('id', '<', beforeId)
       .orderBy('id', 'desc')
   const attemptPage = handle.prepareRead((db, endpointId: number, beforeId: number, limit: number) =>
-    attempts(db, endpointId, beforeId).limit(limit),
+    attemptsOf(db, endpointId, beforeId).limit(limit),
   )
   const attemptPageOf = handle.prepareRead(
     (db, endpointId: number, beforeId: number, status: string, limit: number) =>
-      attempts(db, endpointId, beforeId).where('status', '=', status).limit(limit),
+      attemptsOf(db, endpointId, beforeId).where('status', '=', status).limit(limit),
   )
 
   /** The event as JSON text, or a 404 when the caller cannot see it (another account's order, too old). */
@@ -111,16 +113,10 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
     const now = clock.now()
     const targets = await handle.write(async (trx) => {
       const ids = await targetsOf(trx, apiKeyId, event.type, endpointId)
-      const series = ids.map((id) => ({
-        event_seq: event.seq,
-        endpoint_id: id,
-        attempt: 1,
-        status: 'pending',
-        due_at: now,
-        at: now,
-        redelivery: 1,
-      }))
-      await trx.insertInto('webhook_attempts').values(series).execute()
+      for (const id of ids) {
+        const first = { eventSeq: event.seq, endpointId: id, attempt: 1, dueAt: now, redelivery: true }
+        await attempts.schedule(trx, first)
+      }
       return ids
     })
     return { eventId, endpointIds: targets.map(endpointIdOf) }

@@ -2,6 +2,7 @@ import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import type { AttemptOutcome } from './attempt.js'
 import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
+import { createDisabler } from './disable.js'
 import { createEndpointsRepository } from './endpoints.repository.js'
 import { FAILING_DISABLES_AFTER_MS, retryDelayMs } from './schedule.js'
 
@@ -16,11 +17,7 @@ export type Settled = 'succeeded' | 'retried' | 'failed' | 'lost'
 export function createSettler(handle: DbHandle, options: { retryScale: number }) {
   const attempts = createAttemptsRepository(handle)
   const endpoints = createEndpointsRepository(handle)
-
-  async function disable(trx: Db, endpointId: number, reason: string, now: number): Promise<void> {
-    await endpoints.update(trx, endpointId, { status: 'disabled', disabled_reason: reason })
-    await attempts.failPending(trx, endpointId, reason, now)
-  }
+  const disable = createDisabler(handle)
 
   async function afterFailure(trx: Db, claimed: ClaimedAttempt, outcome: AttemptOutcome, now: number) {
     const endpointId = claimed.endpoint.id

@@ -75,7 +75,7 @@ test('one instance killed mid-burst, another mid-delivery: every commit delivere
   await Promise.all(creates)
   expect(failed).toBeGreaterThan(0)
   // Whichever instances hold the attempts in flight, both that are left are killed while they are.
-  await expect.poll(() => receiver.inFlight, { interval: 5, timeout: 10_000 }).toBeGreaterThan(0)
+  await expect.poll(() => receiver.inFlight, { interval: 5, timeout: 20_000 }).toBeGreaterThan(0)
   await Promise.all(instances.slice(1).map(killService))
   const [fresh] = await spawnInstances(1, env)
   everyInstance.push(fresh as Service)

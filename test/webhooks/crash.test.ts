@@ -67,9 +67,10 @@ test('SIGKILL mid-burst and mid-delivery: every committed change is delivered at
   const killAfter = 20 + Math.floor(Math.random() * 100)
   const burst = await burstThenKill(first, key, { count: 300, killAfter, label: 'run0' })
   expect(burst.failed, `killed after ${killAfter}`).toBeGreaterThan(0)
-  // Killed while delivering: the attempts it held in flight are taken again once their leases end.
+  // Killed while delivering: the attempts it held in flight are taken again once their leases end. (Had
+  // the first instance leased some, they hold the endpoint's 4 places until their leases end: 12 s.)
   const second = await start()
-  await expect.poll(() => receiver.inFlight, { interval: 5, timeout: 10_000 }).toBeGreaterThan(0)
+  await expect.poll(() => receiver.inFlight, { interval: 5, timeout: 20_000 }).toBeGreaterThan(0)
   await killService(second)
   const service = await start()
   const stored = (await storedPets(`http://127.0.0.1:${service.port}`, key)).map((pet) => pet.id)

@@ -1,0 +1,20 @@
+import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+import { createAttemptsRepository } from './attempts.repository.js'
+import { createEndpointsRepository } from './endpoints.repository.js'
+
+/**
+ * Disables an endpoint in the caller's transaction, whoever asks (its owner, the operators, a 410, five
+ * days of failures): the reason goes in its body (null when its owner disabled it), and its pending
+ * attempts end as failed with that reason; one in flight finishes and is not retried. False when there is
+ * no such live endpoint.
+ */
+export function createDisabler(handle: DbHandle) {
+  const endpoints = createEndpointsRepository(handle)
+  const attempts = createAttemptsRepository(handle)
+  return async (trx: Db, id: number, reason: string | null, now: number): Promise<boolean> => {
+    const updated = await endpoints.update(trx, id, { status: 'disabled', disabled_reason: reason })
+    if (updated) await attempts.failPending(trx, id, reason ?? 'the endpoint was disabled', now)
+    return updated !== undefined
+  }
+}
