@@ -1894,7 +1894,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description `nosniff`. */
                     "X-Content-Type-Options"?: string;
-                    /** @description RFC 8288 `<...>; rel="next"` to the next page; absent on the last. */
+                    /** @description RFC 8288 `<...>; rel="next"` to the next page; absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
                 };

@@ -75,6 +75,20 @@ export function errorResponse(cases: Partial<Record<ErrorCode, ErrorCase>>, head
   return { ...documented(ref(ErrorBody), description, headers), 'x-examples': examples }
 }
 
+/** A 400 whose example carries one message of the operation (the message names the field). */
+export const invalidRequest = (message: string) =>
+  errorResponse({
+    invalid_request: { when: 'a parameter or the body breaks the rules; the message names it', message },
+  })
+
+/** The `Link` header of every paged listing (CONTRACT §3). */
+export const NEXT_PAGE_LINK = {
+  Link: {
+    type: 'string' as const,
+    description: 'RFC 8288 `<...>; rel="next"` to the next page; absent on the last page.',
+  },
+}
+
 /** What Fastify's body parser refuses, in the words error-handler.ts answers with. */
 export const BODY_TOO_LARGE = 'the body must be at most 64 KiB'
 export const NOT_JSON = 'Content-Type must be application/json'

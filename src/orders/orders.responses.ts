@@ -4,6 +4,8 @@ import {
   documented,
   errorResponse,
   INSUFFICIENT_SCOPE,
+  invalidRequest,
+  NEXT_PAGE_LINK,
 } from '../http/error.schemas.js'
 import { IDEMPOTENCY_MESSAGES } from '../idempotency/idempotency.js'
 import { ref } from '../schema-ref.js'
@@ -11,11 +13,6 @@ import { Inventory, Order, Orders } from './orders.schemas.js'
 
 /** The documented responses of the store's operations (orders.routes.ts), with an example per error code. */
 
-/** A 400 whose example carries one message of this operation. */
-const invalid = (message: string) =>
-  errorResponse({
-    invalid_request: { when: 'a parameter or the body breaks the rules; the message names it', message },
-  })
 const NOT_FOUND = errorResponse({
   not_found: { when: 'the calling account has no order with this id', message: 'order 7 does not exist' },
 })
@@ -28,7 +25,7 @@ export const placeOrderResponses = {
     },
     Location: { type: 'string', description: 'Where to read the order: `{base}/store/orders/{id}`.' },
   }),
-  400: invalid('petId is required'),
+  400: invalidRequest('petId is required'),
   403: INSUFFICIENT_SCOPE,
   // No idempotency_key_in_use: the claim and the order commit together, so a concurrent retry waits for
   // the first and gets its order back (orders.service.ts).
@@ -49,26 +46,21 @@ export const placeOrderResponses = {
 }
 
 export const listOrdersResponses = {
-  200: documented(ref(Orders), 'A page of orders in ascending id order.', {
-    Link: {
-      type: 'string',
-      description: 'RFC 8288 `<...>; rel="next"` to the next page; absent on the last.',
-    },
-  }),
-  400: invalid('limit must be an integer from 1 to 100'),
+  200: documented(ref(Orders), 'A page of orders in ascending id order.', NEXT_PAGE_LINK),
+  400: invalidRequest('limit must be an integer from 1 to 100'),
   ...COMMON_ERRORS,
 }
 
 export const getOrderResponses = {
   200: documented(ref(Order), 'The order.'),
-  400: invalid('orderId must be an integer from 1 to 9007199254740991'),
+  400: invalidRequest('orderId must be an integer from 1 to 9007199254740991'),
   404: NOT_FOUND,
   ...COMMON_ERRORS,
 }
 
 export const updateOrderResponses = {
   200: documented(ref(Order), 'The order as changed.'),
-  400: invalid('status must be one of placed, approved, delivered, cancelled'),
+  400: invalidRequest('status must be one of placed, approved, delivered, cancelled'),
   403: INSUFFICIENT_SCOPE,
   404: NOT_FOUND,
   409: errorResponse({

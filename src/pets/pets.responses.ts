@@ -5,6 +5,7 @@ import {
   documented,
   errorResponse,
   INSUFFICIENT_SCOPE,
+  NEXT_PAGE_LINK,
 } from '../http/error.schemas.js'
 import { IDEMPOTENCY_MESSAGES } from '../idempotency/idempotency.js'
 import { ref } from '../schema-ref.js'
@@ -28,10 +29,7 @@ const INVALID = {
 
 export const listPetsResponses = {
   200: documented(ref(Pets), 'A page of animals in ascending id order.', {
-    Link: {
-      type: 'string',
-      description: 'RFC 8288 `<...>; rel="next"` to the next page; absent on the last page.',
-    },
+    ...NEXT_PAGE_LINK,
     ETag: {
       type: 'string',
       description:

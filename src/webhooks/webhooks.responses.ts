@@ -5,6 +5,8 @@ import {
   documented,
   errorResponse,
   INSUFFICIENT_SCOPE,
+  invalidRequest,
+  NEXT_PAGE_LINK,
 } from '../http/error.schemas.js'
 import { ref } from '../schema-ref.js'
 import {
@@ -19,10 +21,6 @@ import {
 
 /** The documented responses of the webhook and event operations (CONTRACT §14), an example per error code. */
 
-const invalid = (message: string) =>
-  errorResponse({
-    invalid_request: { when: 'a parameter or the body breaks the rules; the message names it', message },
-  })
 const endpointNotFound = errorResponse({
   not_found: {
     when: "the calling account has no endpoint with this id (another account's is not told apart)",
@@ -35,12 +33,6 @@ const eventNotFound = errorResponse({
     message: 'event evt_0000000000000042 does not exist',
   },
 })
-const NEXT_LINK = {
-  Link: {
-    type: 'string' as const,
-    description: 'RFC 8288 `<...>; rel="next"` to the next page; absent on the last page.',
-  },
-}
 const REFUSED_URL =
   'url: the host resolves to 169.254.169.254, a link-local address: webhook URLs must reach public addresses'
 
@@ -55,7 +47,7 @@ export const createEndpointResponses = {
       },
     },
   ),
-  400: invalid(REFUSED_URL),
+  400: invalidRequest(REFUSED_URL),
   403: INSUFFICIENT_SCOPE,
   409: errorResponse({
     conflict: {
@@ -68,21 +60,21 @@ export const createEndpointResponses = {
 }
 
 export const listEndpointsResponses = {
-  200: documented(ref(WebhookEndpoints), "A page of the calling account's endpoints.", NEXT_LINK),
-  400: invalid('limit must be an integer from 1 to 100'),
+  200: documented(ref(WebhookEndpoints), "A page of the calling account's endpoints.", NEXT_PAGE_LINK),
+  400: invalidRequest('limit must be an integer from 1 to 100'),
   ...COMMON_ERRORS,
 }
 
 export const getEndpointResponses = {
   200: documented(ref(WebhookEndpoint), 'The endpoint (never its secret).'),
-  400: invalid('endpointId must be an endpoint id like we_12'),
+  400: invalidRequest('endpointId must be an endpoint id like we_12'),
   404: endpointNotFound,
   ...COMMON_ERRORS,
 }
 
 export const updateEndpointResponses = {
   200: documented(ref(WebhookEndpoint), 'The endpoint as changed.'),
-  400: invalid(REFUSED_URL),
+  400: invalidRequest(REFUSED_URL),
   403: INSUFFICIENT_SCOPE,
   404: endpointNotFound,
   ...BODY_ERRORS,
@@ -91,7 +83,7 @@ export const updateEndpointResponses = {
 
 export const deleteEndpointResponses = {
   204: documented(Type.Null(), 'Deleted: nothing more is sent to it.'),
-  400: invalid('endpointId must be an endpoint id like we_12'),
+  400: invalidRequest('endpointId must be an endpoint id like we_12'),
   403: INSUFFICIENT_SCOPE,
   404: endpointNotFound,
   ...COMMON_ERRORS,
@@ -99,7 +91,7 @@ export const deleteEndpointResponses = {
 
 export const rotateSecretResponses = {
   200: documented(ref(WebhookEndpointWithSecret), 'The endpoint with its new secret (shown this once).'),
-  400: invalid('graceSeconds must be an integer from 0 to 604800'),
+  400: invalidRequest('graceSeconds must be an integer from 0 to 604800'),
   403: INSUFFICIENT_SCOPE,
   404: endpointNotFound,
   ...BODY_ERRORS,
@@ -107,28 +99,28 @@ export const rotateSecretResponses = {
 }
 
 export const listDeliveriesResponses = {
-  200: documented(ref(DeliveryAttempts), 'A page of attempts, newest first.', NEXT_LINK),
-  400: invalid('status must be one of pending, succeeded, failed'),
+  200: documented(ref(DeliveryAttempts), 'A page of attempts, newest first.', NEXT_PAGE_LINK),
+  400: invalidRequest('status must be one of pending, succeeded, failed'),
   404: endpointNotFound,
   ...COMMON_ERRORS,
 }
 
 export const listEventsResponses = {
-  200: documented(ref(Events), 'A page of events in commit order.', NEXT_LINK),
-  400: invalid('cursor is not valid: follow the Link header of the previous page as it is'),
+  200: documented(ref(Events), 'A page of events in commit order.', NEXT_PAGE_LINK),
+  400: invalidRequest('cursor is not valid: follow the Link header of the previous page as it is'),
   ...COMMON_ERRORS,
 }
 
 export const getEventResponses = {
   200: documented(ref(Event), 'The event, as it is delivered.'),
-  400: invalid('eventId must be an event id like evt_0000000000000042'),
+  400: invalidRequest('eventId must be an event id like evt_0000000000000042'),
   404: eventNotFound,
   ...COMMON_ERRORS,
 }
 
 export const redeliverResponses = {
   202: documented(ref(RedeliveryAccepted), 'A new series of attempts (same `webhook-id`) is on its way.'),
-  400: invalid('endpointId must be an endpoint id like we_12'),
+  400: invalidRequest('endpointId must be an endpoint id like we_12'),
   403: INSUFFICIENT_SCOPE,
   404: eventNotFound,
   409: errorResponse({
