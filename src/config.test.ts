@@ -127,4 +127,22 @@ describe('loadConfig', () => {
       /^METRICS_PORT must differ from PORT/,
     )
   })
+
+  test('webhooks: defaults, a fractional scale, bad values named, and a warning when private addresses are allowed', () => {
+    expect(loadConfig({}).webhooks).toEqual({ timeoutMs: 15_000, retryScale: 1, allowPrivate: false })
+    expect(loadConfig({}).warnings).toEqual([])
+    const config = loadConfig({ PETSTORE_WEBHOOK_RETRY_SCALE: '0.001', PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1' })
+    expect(config.webhooks).toMatchObject({ retryScale: 0.001, allowPrivate: true })
+    expect(config.warnings).toEqual([
+      expect.stringMatching(/^PETSTORE_WEBHOOKS_ALLOW_PRIVATE=1: .*never in production/),
+    ])
+    for (const scale of ['0', '-1', 'abc', '1e9', '']) {
+      expect(() => loadConfig({ PETSTORE_WEBHOOK_RETRY_SCALE: scale }), scale).toThrow(
+        /^PETSTORE_WEBHOOK_RETRY_SCALE must be a number above 0, at most 1000/,
+      )
+    }
+    expect(() => loadConfig({ PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'yes' })).toThrow(
+      /^PETSTORE_WEBHOOKS_ALLOW_PRIVATE must be one of 0, 1/,
+    )
+  })
 })

@@ -14,7 +14,7 @@ export type Environment = Variables['PETSTORE_ENV']
 export type LogLevel = Variables['LOG_LEVEL']
 export type Config = Readonly<
   ReturnType<typeof toConfig> & {
-    /** What start-up warns about: unknown `PETSTORE_*` variables, with the closest known name. */
+    /** What start-up warns about: unknown `PETSTORE_*` variables (with the closest known name), private webhook addresses allowed. */
     warnings: readonly string[]
   }
 >
