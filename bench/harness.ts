@@ -131,3 +131,18 @@ export function createRequest(auth: Auth): Request {
   const body = JSON.stringify({ name: 'Bench', categoryId: 7, status: 'available' })
   return { path: '/v1/pets', method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body }
 }
+
+/** placeOrder of pets 1, 2, 3… in turn: each must be `available` (seed with that status), and is ordered once. */
+export function orderRequest(auth: Auth): Request {
+  let next = 1
+  const placeOrder = {
+    setupRequest: (request: object) => ({ ...request, body: JSON.stringify({ petId: next++ }) }),
+  }
+  return {
+    path: '/v1/store/orders',
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ petId: 1 }),
+    requests: [placeOrder],
+  }
+}

@@ -20,8 +20,15 @@ import { rssMB } from './rss.js'
 
 const STATUSES = ['available', 'pending', 'sold', null] as const
 
-/** Creates the schema and `count` pets in one transaction, and an Enterprise key out of reach. */
-export async function seedDatabase(path: string, count: number): Promise<string> {
+/**
+ * Creates the schema and `count` pets in one transaction, and an Enterprise key out of reach. The pets'
+ * statuses take turns, or are all `status` when given (an order needs an `available` pet).
+ */
+export async function seedDatabase(
+  path: string,
+  count: number,
+  options: { status?: 'available' | 'pending' | 'sold' } = {},
+): Promise<string> {
   const handle = openSqlite(path)
   await migrateToLatest(handle.db)
   const sqlite = new SQLite(path)
@@ -29,7 +36,8 @@ export async function seedDatabase(path: string, count: number): Promise<string>
     'INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)',
   )
   sqlite.transaction(() => {
-    for (let i = 1; i <= count; i++) insert.run(`Pet ${i}`, (i % 50) + 1, STATUSES[i % 4], i)
+    for (let i = 1; i <= count; i++)
+      insert.run(`Pet ${i}`, (i % 50) + 1, options.status ?? STATUSES[i % 4], i)
   })()
   sqlite.close()
   return finishSeeding(handle)

@@ -3,8 +3,11 @@
  * Runs the service under `node --cpu-prof` with load, then prints the functions and packages with the
  * most self time. The .cpuprofile stays in bench/profiles/ for Chrome DevTools or speedscope.
  * `npm run bench:profile:services [-- …]`: the same over PostgreSQL and Redis (scripts/with-services.sh).
+ * `--webhooks`: with three webhook endpoints subscribed to every event, at a receiver in this process.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -18,6 +21,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     method: { type: 'string', default: 'GET' },
     services: { type: 'boolean', default: false },
+    webhooks: { type: 'boolean', default: false },
   },
 })
 const dir = mkdtempSync(join(tmpdir(), 'petstore-profile-'))
@@ -31,8 +35,26 @@ const server = await startProcess(
   process.execPath,
   ['--cpu-prof', `--cpu-prof-dir=${profiles}`, 'dist/main.js'],
   portOf,
-  { ...database, PORT: '0' },
+  { ...database, PORT: '0', ...(values.webhooks && { PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1' }) },
 )
+const receiver = values.webhooks ? await subscribeThreeEndpoints() : undefined
+
+/** A receiver answering 204 at once, and three endpoints of the key's account subscribed to `*` there. */
+async function subscribeThreeEndpoints() {
+  const receiver = createServer((request, response) => {
+    request.resume().on('end', () => response.writeHead(204).end())
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  const { port } = receiver.address() as AddressInfo
+  for (const path of ['/1', '/2', '/3']) {
+    await fetch(`http://127.0.0.1:${server.port}/v1/webhook_endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${port}${path}`, events: ['*'] }),
+    })
+  }
+  return receiver
+}
 /** 100,000 pets in a SQLite file, or with --services in PostgreSQL (and limits in Redis). */
 async function seeded(): Promise<{ database: NodeJS.ProcessEnv; key: string }> {
   const { TEST_POSTGRES_URL: adminUrl, TEST_REDIS_URL: redisUrl } = process.env
@@ -55,6 +77,7 @@ const result = await runLoad(server.child.pid ?? 0, {
   duration: Number(values.duration),
 })
 await server.stop()
+receiver?.close()
 rmSync(dir, { recursive: true, force: true })
 console.log(
   `${values.method} ${values.path}: ${result.requestsPerSec.toFixed(0)} req/s, p99 ${result.p99Ms} ms`,

@@ -100,25 +100,31 @@ export function targetLines(rows: Row[], targets: Target[] = TARGETS): string[] 
   })
 }
 
+/** The rows as a markdown table, header included; `-` for × ceiling where the run measured no ceiling. */
+export function rowTable(rows: Row[]): string[] {
+  return [
+    "| row | requests/s | p50 ms | p99 ms | server's CPU µs per request | server RSS MB | × ceiling | non-2xx / errors |",
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (row) =>
+        `| ${row.name} | ${row.requestsPerSec.toFixed(0)} | ${row.p50Ms} | ${row.p99Ms} | ${row.cpuMicroseconds?.service?.toFixed(0) ?? '-'} | ${row.rssMB.toFixed(0)} | ${row.ratioToCeiling ? row.ratioToCeiling.toFixed(3) : '-'} | ${row.failures}${row.note ? ` (${row.note})` : ''} |`,
+    ),
+  ]
+}
+
 export function markdown(
   rows: Row[],
   info: ReturnType<typeof machine>,
   command: string,
   settings: string,
 ): string {
-  const table = rows.map(
-    (row) =>
-      `| ${row.name} | ${row.requestsPerSec.toFixed(0)} | ${row.p50Ms} | ${row.p99Ms} | ${row.cpuMicroseconds?.service?.toFixed(0) ?? '-'} | ${row.rssMB.toFixed(0)} | ${row.ratioToCeiling.toFixed(3)} | ${row.failures}${row.note ? ` (${row.note})` : ''} |`,
-  )
   return [
     '# Benchmark results',
     '',
     `Command: \`${command}\` (${settings}). Machine: ${info.cores} cores (${info.cpu}), ${info.memoryGB} GiB, Node ${info.node}, ${info.platform}, ${info.date}.`,
     'Each server runs alone in its own process; autocannon runs in the harness process, over loopback.',
     '',
-    "| row | requests/s | p50 ms | p99 ms | server's CPU µs per request | server RSS MB | × ceiling | non-2xx / errors |",
-    '|---|---|---|---|---|---|---|---|',
-    ...table,
+    ...rowTable(rows),
     '',
     '## Targets',
     '',

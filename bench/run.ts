@@ -1,8 +1,8 @@
 /**
  * `npm run bench [-- --duration S --connections N --quick --write]`: the ceiling, the naive sketch,
- * Petstore's rows, json-server and Prism, and the scale rows, each server alone, with the same
- * connections and duration.
- * A full run writes bench/RESULTS.md and bench/results.json; --quick (about a minute) only prints,
+ * Petstore's rows, json-server and Prism, the scale rows, each server alone, with the same
+ * connections and duration; then the webhooks section (bench/webhooks.ts), its rows in a table of their own.
+ * A full run writes bench/RESULTS.md and bench/results.json; --quick (about two minutes) only prints,
  * unless --write is given too.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -13,6 +13,7 @@ import { startJsonServer, startPrism } from './competitors.js'
 import { type Auth, createHarness, createRequest, getPetRequest, listRequest, withServer } from './harness.js'
 import { type ServerProcess, seedDatabase, startService, startTsScript } from './lib.js'
 import { machine, markdown } from './report.js'
+import { measureWebhooks, webhooksMarkdown } from './webhooks.js'
 
 const { values } = parseArgs({
   options: {
@@ -25,11 +26,8 @@ const { values } = parseArgs({
 const duration = values.quick ? 2 : Number(values.duration)
 const connections = Number(values.connections)
 const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
-const { rows, measure, measureMixed } = createHarness({
-  duration,
-  connections,
-  warmUp: values.quick ? 0.5 : 2,
-})
+const warmUp = values.quick ? 0.5 : 2
+const { rows, measure, measureMixed } = createHarness({ duration, connections, warmUp })
 
 async function seeded(count: number): Promise<{ path: string; auth: Auth }> {
   const path = join(dir, `pets-${count}.sqlite`)
@@ -118,13 +116,23 @@ try {
   const openapi = await petstoreRows()
   await competitorRows(openapi)
   await scaleRows()
+  const webhooks = await measureWebhooks({
+    dir,
+    duration,
+    connections,
+    warmUp,
+    lagSeconds: values.quick ? 2 : 10,
+    rounds: values.quick ? 1 : 3,
+  })
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim()
   const info = machine()
-  const report = markdown(rows, info, command, `${connections} connections, ${duration} s per row`)
+  const settings = `${connections} connections, ${duration} s per row`
+  const report = `${markdown(rows, info, command, settings)}\n${webhooksMarkdown(webhooks)}`
   console.log(`\n${report}`)
   if (!values.quick || values.write) {
     writeFileSync('bench/RESULTS.md', report)
-    writeFileSync('bench/results.json', `${JSON.stringify({ machine: info, command, rows }, null, 2)}\n`)
+    const results = { machine: info, command, rows, webhooks }
+    writeFileSync('bench/results.json', `${JSON.stringify(results, null, 2)}\n`)
   }
 } finally {
   rmSync(dir, { recursive: true, force: true })

@@ -3,7 +3,7 @@ import { eventBodyOf, eventIdOf } from '../events/events.repository.js'
 import { VERSION } from '../version.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import type { ClaimedAttempt } from './attempts.repository.js'
-import { postWebhook } from './send.js'
+import { type createAgentPool, postWebhook } from './send.js'
 import { signatureHeader } from './signature.js'
 
 /** What came of one attempt, before it is written down. */
@@ -24,7 +24,13 @@ const USER_AGENT = `petstore-webhooks/${VERSION}`
  */
 export async function makeAttempt(
   claimed: ClaimedAttempt,
-  options: { rules: AddressRules; timeoutMs: number; signal: AbortSignal; now: () => number },
+  options: {
+    rules: AddressRules
+    timeoutMs: number
+    signal: AbortSignal
+    now: () => number
+    agents: ReturnType<typeof createAgentPool>
+  },
 ): Promise<AttemptOutcome> {
   const startedAt = options.now()
   const started = performance.now()
@@ -45,7 +51,16 @@ export async function makeAttempt(
       'webhook-signature': signatureHeader(claimed.endpoint.secrets, id, timestamp, body),
     }
     const timeoutMs = Math.max(1, options.timeoutMs - elapsed())
-    const response = await postWebhook({ url, address, headers, body, timeoutMs, signal: options.signal })
+    const agent = options.agents.agentFor(url, address)
+    const response = await postWebhook({
+      url,
+      address,
+      headers,
+      body,
+      timeoutMs,
+      signal: options.signal,
+      agent,
+    })
     const { httpStatus, error, retryAfterMs } = response
     return { startedAt, httpStatus, error, retryAfterMs, durationMs: elapsed() }
   } catch (error) {

@@ -14,7 +14,7 @@ export interface ClaimedAttempt {
   id: number
   attempt: number
   redelivery: boolean
-  endpoint: { id: number; url: string; secrets: string[] }
+  endpoint: { id: number; url: string; secrets: string[]; failing: boolean }
   event: { seq: number; type: string; created_at: number; resource_version: number; object: string }
 }
 
@@ -97,8 +97,16 @@ export function createAttemptsRepository(handle: DbHandle) {
     return claimed
   }
 
+  const pendingBeyond = handle.prepareRead((db, skip: number) =>
+    db.selectFrom('webhook_attempts').select('id').where('status', '=', 'pending').offset(skip).limit(1),
+  )
+
   return {
     claim,
+    /** Whether more than `count` attempts are pending (reads at most `count` + 1 index entries). */
+    async pendingMoreThan(count: number): Promise<boolean> {
+      return (await pendingBeyond(count)).length > 0
+    },
     /** Whether any attempt is due and free (a cheap read before a write transaction). */
     async anyDue(now: number): Promise<boolean> {
       return (await due(now)).length > 0
@@ -165,11 +173,13 @@ export function createAttemptsRepository(handle: DbHandle) {
     },
     /** Deletes attempts made before `before`, at most `batch` rows; how many it deleted. */
     async purge(trx: Db, before: number, batch: number): Promise<number> {
+      // Oldest first along the primary key (ids grow with time): no index on `at` to keep up.
       const old = trx
         .selectFrom('webhook_attempts')
         .select('id')
         .where('at', '<', before)
         .where('status', '<>', 'pending')
+        .orderBy('id')
         .limit(batch)
       const result = await trx.deleteFrom('webhook_attempts').where('id', 'in', old).executeTakeFirst()
       return Number(result.numDeletedRows)
@@ -215,6 +225,7 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
       'e.secret',
       'e.previous_secret',
       'e.previous_secret_until',
+      'e.failing_since',
       'v.seq',
       'v.type',
       'v.created_at',
@@ -234,6 +245,7 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
         row.previous_secret && (row.previous_secret_until ?? 0) > now
           ? [row.secret, row.previous_secret]
           : [row.secret],
+      failing: row.failing_since !== null,
     },
     event: {
       seq: row.seq,

@@ -3,7 +3,7 @@ import type { DbHandle } from '../db/handle.js'
 import { subscribes } from './schedule.js'
 
 /** Events made into deliveries per transaction. */
-const FAN_OUT_BATCH = 500
+const FAN_OUT_BATCH = 200
 /** Rows per INSERT of attempts: 6 parameters each. */
 const INSERT_CHUNK_ROWS = 1_000
 

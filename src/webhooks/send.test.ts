@@ -7,7 +7,7 @@ import {
 } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { parseRetryAfter, postWebhook, type WebhookRequest } from './send.js'
+import { createAgentPool, parseRetryAfter, postWebhook, type WebhookRequest } from './send.js'
 
 interface Received {
   method: string | undefined
@@ -209,5 +209,28 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(undefined, now)).toBeUndefined()
     expect(parseRetryAfter('soon', now)).toBeUndefined()
     expect(parseRetryAfter('-5', now)).toBeUndefined()
+  })
+})
+
+describe('createAgentPool', () => {
+  it('keeps a connection alive per origin and checked address, and reuses it only towards that address', async () => {
+    const ports: number[] = []
+    const receiver = await startReceiver((res, req) => {
+      ports.push(req.socket.remotePort ?? 0)
+      res.writeHead(204).end()
+    })
+    const pool = createAgentPool()
+    const url = new URL(`http://hook.test:${receiver.port}/in`)
+    const loopback = { address: '127.0.0.1', family: 4 } as const
+    const agent = pool.agentFor(url, loopback)
+    expect(pool.agentFor(url, loopback)).toBe(agent)
+    expect(pool.agentFor(url, { address: '127.0.0.2', family: 4 })).not.toBe(agent)
+    for (let i = 0; i < 3; i++) {
+      const response = await postWebhook(webhookTo(url.href, { agent }))
+      expect(response.error).toBeNull()
+    }
+    // One connection for the three: the answer was read to its end each time, so the socket went back.
+    expect(new Set(ports).size).toBe(1)
+    pool.destroy()
   })
 })

@@ -1,6 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http'
-import { request as httpRequest } from 'node:http'
-import { request as httpsRequest } from 'node:https'
+import { Agent as HttpAgent, request as httpRequest } from 'node:http'
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { StringDecoder } from 'node:string_decoder'
 import { pinnedLookup, type ResolvedAddress } from './address.js'
 
@@ -13,6 +13,8 @@ export interface WebhookRequest {
   /** One deadline for connecting, sending, the answer's headers and its body. */
   timeoutMs: number
   signal?: AbortSignal
+  /** Kept-alive connections to this URL's origin at this address (`createAgentPool`); else a fresh one. */
+  agent?: HttpAgent | undefined
 }
 
 export interface WebhookResponse {
@@ -63,12 +65,13 @@ function exchange(request: WebhookRequest): Promise<Outcome> {
     let answer: Answer | undefined
     let settled = false
     // Once an answer has come, it is judged on its status whatever stops the body: the receiver spoke.
-    const finish = (failure: string) => {
+    // A connection is kept (to go back to its agent) only when the answer was read to its end.
+    const finish = (failure: string, complete = false) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort)
-      req.destroy()
+      if (!complete) req.destroy()
       resolve(answer ? judge(answer) : noAnswer(failure))
     }
     const onAbort = () => finish('aborted')
@@ -76,27 +79,64 @@ function exchange(request: WebhookRequest): Promise<Outcome> {
     signal?.addEventListener('abort', onAbort, { once: true })
     req.on('error', (err) => finish(describeFailure(err)))
     req.on('response', (res) => {
-      answer = readAnswer(res, () => finish('the answer broke off'))
+      answer = readAnswer(res, (complete) => finish('the answer broke off', complete))
     })
     req.end(request.body)
   })
 }
 
-function send({ url, address, headers, body }: WebhookRequest): ClientRequest {
+function send({ url, address, headers, body, agent }: WebhookRequest): ClientRequest {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest
   return request(url, {
     method: 'POST',
-    // A fresh connection each time: nothing pooled is shared between partners' endpoints, and a
-    // pooled socket would skip the lookup that pins the checked address.
-    agent: false,
+    // Without an agent of the pool, a fresh connection. The pool's agents are one per (origin, checked
+    // address), so a kept-alive socket always goes where a new one would.
+    agent: agent ?? false,
     lookup: pinnedLookup(address),
     // Later keys win in Node's headers object whatever their case, so this length is the real one.
     headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
   })
 }
 
-/** Collects up to EXCERPT_BYTES of the body; `done` once that is read, the body ends or it breaks. */
-function readAnswer(res: IncomingMessage, done: () => void): Answer {
+/** Origins-and-addresses whose connections are kept alive at once; the oldest is closed beyond. */
+const MAX_AGENTS = 1_000
+/** Idle kept-alive connections per agent (an endpoint has at most 4 requests in flight). */
+const FREE_SOCKETS = 4
+
+/**
+ * Kept-alive connections for webhook attempts: one agent per URL origin and checked address, so an
+ * attempt to an endpoint that answered a moment ago skips the TCP (and TLS) handshake, and a socket is
+ * only ever reused towards the address it was opened to.
+ */
+export function createAgentPool() {
+  const agents = new Map<string, HttpAgent>()
+  return {
+    agentFor(url: URL, address: ResolvedAddress): HttpAgent {
+      const key = `${url.origin} ${address.address}`
+      const known = agents.get(key)
+      if (known) return known
+      const oldest = agents.size >= MAX_AGENTS ? agents.keys().next().value : undefined
+      if (oldest !== undefined) {
+        agents.get(oldest)?.destroy()
+        agents.delete(oldest)
+      }
+      const options = { keepAlive: true, maxFreeSockets: FREE_SOCKETS, timeout: 60_000 }
+      const agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options)
+      agents.set(key, agent)
+      return agent
+    },
+    destroy(): void {
+      for (const agent of agents.values()) agent.destroy()
+      agents.clear()
+    },
+  }
+}
+
+/**
+ * Collects up to EXCERPT_BYTES of the body; `done` once that is read, the body ends (`complete`: the
+ * connection may be reused) or it breaks.
+ */
+function readAnswer(res: IncomingMessage, done: (complete?: boolean) => void): Answer {
   const retryAfter = res.headers['retry-after']
   const answer: Answer = { status: res.statusCode ?? 0, retryAfter, excerpt: '', bytes: 0 }
   // Holds back a character cut in half at the limit rather than writing U+FFFD for it.
@@ -107,9 +147,9 @@ function readAnswer(res: IncomingMessage, done: () => void): Answer {
     answer.bytes += kept.length
     if (answer.bytes >= EXCERPT_BYTES) done()
   })
-  res.on('end', done)
-  res.on('error', done)
-  res.on('close', done)
+  res.on('end', () => done(true))
+  res.on('error', () => done())
+  res.on('close', () => done())
   return answer
 }
 
