@@ -4,7 +4,11 @@ import type { DbHandle } from '../db/handle.js'
 
 /** Requests in flight to one endpoint at most, across every instance (CONTRACT §14). */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 4
-/** Claims on PostgreSQL serialise on this lock, so the per-endpoint cap holds across instances. */
+/**
+ * Dispatcher steps on PostgreSQL serialise on this lock (taken first in each step's transaction), so the
+ * per-endpoint cap holds across instances, and a step that ends an endpoint's attempts never waits for a
+ * row another step is leasing while that one waits for the lock.
+ */
 const CLAIM_LOCK = 0x7768_6b73 // "whks"
 /** Due attempts looked at per claim. */
 const CANDIDATES = 200
@@ -43,7 +47,7 @@ export function createAttemptsRepository(handle: DbHandle) {
   )
 
   /**
-   * Takes up to `slots` due attempts whose lease is free, leaving fewer than the cap in flight per
+   * In a step's transaction, after `lockQueue`: takes up to `slots` due attempts whose lease is free, leaving fewer than the cap in flight per
    * endpoint and never two of one (event, endpoint) at once, and leases them until `leaseUntil`.
    */
   async function claim(
@@ -51,7 +55,6 @@ export function createAttemptsRepository(handle: DbHandle) {
     options: { now: number; slots: number; leaseToken: string; leaseUntil: number },
   ): Promise<ClaimedAttempt[]> {
     const { now } = options
-    await lockTransaction(handle, trx, CLAIM_LOCK)
     const candidates = await trx
       .selectFrom('webhook_attempts as a')
       .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
@@ -103,6 +106,8 @@ export function createAttemptsRepository(handle: DbHandle) {
 
   return {
     claim,
+    /** Taken first by every dispatcher step (see CLAIM_LOCK); SQLite has one writer anyway. */
+    lockQueue: (trx: Db) => lockTransaction(handle, trx, CLAIM_LOCK),
     /** Whether more than `count` attempts are pending (reads at most `count` + 1 index entries). */
     async pendingMoreThan(count: number): Promise<boolean> {
       return (await pendingBeyond(count)).length > 0

@@ -107,6 +107,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     const leaseUntil = now + deps.timeoutMs + LEASE_MARGIN_MS
     const result = await handle
       .write(async (trx) => {
+        await attempts.lockQueue(trx)
         const settled: Settled[] = []
         for (const entry of ended) {
           settled.push(
