@@ -110,8 +110,11 @@ export interface WebhookEndpointsTable {
   /** The secret before the last rotation, still signing until `previous_secret_until`. */
   previous_secret: string | null
   previous_secret_until: number | null
-  /** When it was created or last re-enabled: events that committed before are not sent to it. */
-  enabled_at: number
+  /**
+   * The last event that had committed when it was created or last re-enabled: it takes later ones only.
+   * Event ids follow commit order, so this is exact where two instances' clocks would not be.
+   */
+  enabled_after_seq: number
   /** The first failure since its last success; five days of that disables it. */
   failing_since: number | null
   created_at: number

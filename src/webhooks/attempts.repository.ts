@@ -18,7 +18,7 @@ export interface ClaimedAttempt {
   id: number
   attempt: number
   redelivery: boolean
-  endpoint: { id: number; url: string; secrets: string[]; failing: boolean }
+  endpoint: { id: number; url: string; secrets: string[] }
   event: { seq: number; type: string; created_at: number; resource_version: number; object: string }
 }
 
@@ -55,7 +55,15 @@ export function createAttemptsRepository(handle: DbHandle) {
     options: { now: number; slots: number; leaseToken: string; leaseUntil: number },
   ): Promise<ClaimedAttempt[]> {
     const { now } = options
-    const candidates = await trx
+    const busy = await trx
+      .selectFrom('webhook_attempts')
+      .select(['endpoint_id', 'event_seq'])
+      .where('status', '=', 'pending')
+      .where('lease_until', '>=', now)
+      .execute()
+    // Endpoints at their cap are left out here, not after: their backlog must not fill the window.
+    const full = atCap(busy)
+    let query = trx
       .selectFrom('webhook_attempts as a')
       .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
       .select(['a.id', 'a.event_seq', 'a.endpoint_id'])
@@ -64,27 +72,25 @@ export function createAttemptsRepository(handle: DbHandle) {
       .where((eb) => eb.or([eb('a.lease_until', 'is', null), eb('a.lease_until', '<', now)]))
       .where('e.status', '=', 'enabled')
       .where('e.deleted_at', 'is', null)
-      .orderBy('a.due_at')
-      .orderBy('a.id')
-      .limit(CANDIDATES)
-      .execute()
+    if (full.length > 0) query = query.where('a.endpoint_id', 'not in', full)
+    const candidates = await query.orderBy('a.due_at').orderBy('a.id').limit(CANDIDATES).execute()
     if (candidates.length === 0) return []
-    const busy = await trx
-      .selectFrom('webhook_attempts')
-      .select(['endpoint_id', 'event_seq'])
-      .where('status', '=', 'pending')
-      .where('lease_until', '>=', now)
-      .execute()
     const chosen = choose(candidates, busy, options.slots)
     if (chosen.length === 0) return []
-    await trx
-      .updateTable('webhook_attempts')
-      .set({ lease_token: options.leaseToken, lease_until: options.leaseUntil })
-      .where('id', 'in', chosen)
-      .execute()
-    const claimed = await loadClaimed(trx, chosen, now)
+    // Still pending and unleased when the lease is written (an endpoint's owner may have ended them).
+    const leased = (
+      await trx
+        .updateTable('webhook_attempts')
+        .set({ lease_token: options.leaseToken, lease_until: options.leaseUntil })
+        .where('id', 'in', chosen)
+        .where('status', '=', 'pending')
+        .returning('id')
+        .execute()
+    ).map((row) => row.id)
+    if (leased.length === 0) return []
+    const claimed = await loadClaimed(trx, leased, now)
     // An attempt whose event was purged (30 days) cannot be made: it ends here instead of coming back.
-    const gone = chosen.filter((id) => !claimed.some((attempt) => attempt.id === id))
+    const gone = leased.filter((id) => !claimed.some((attempt) => attempt.id === id))
     if (gone.length > 0) {
       await trx
         .updateTable('webhook_attempts')
@@ -100,17 +106,26 @@ export function createAttemptsRepository(handle: DbHandle) {
     return claimed
   }
 
-  const pendingBeyond = handle.prepareRead((db, skip: number) =>
-    db.selectFrom('webhook_attempts').select('id').where('status', '=', 'pending').offset(skip).limit(1),
+  const dueBeyond = handle.prepareRead((db, now: number, skip: number) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('due_at', '<=', now)
+      .offset(skip)
+      .limit(1),
   )
 
   return {
     claim,
     /** Taken first by every dispatcher step (see CLAIM_LOCK); SQLite has one writer anyway. */
     lockQueue: (trx: Db) => lockTransaction(handle, trx, CLAIM_LOCK),
-    /** Whether more than `count` attempts are pending (reads at most `count` + 1 index entries). */
-    async pendingMoreThan(count: number): Promise<boolean> {
-      return (await pendingBeyond(count)).length > 0
+    /**
+     * Whether more than `count` attempts are due (reads at most `count` + 1 index entries). Retries due
+     * later do not count: an endpoint that keeps failing must not hold back everyone's new events.
+     */
+    async dueMoreThan(now: number, count: number): Promise<boolean> {
+      return (await dueBeyond(now, count)).length > 0
     },
     /** Whether any attempt is due and free (a cheap read before a write transaction). */
     async anyDue(now: number): Promise<boolean> {
@@ -194,6 +209,13 @@ export function createAttemptsRepository(handle: DbHandle) {
 
 type Candidate = { id: number; event_seq: number; endpoint_id: number }
 
+/** The endpoints with the cap's number of live leases. */
+function atCap(busy: Omit<Candidate, 'id'>[]): number[] {
+  const counts = new Map<number, number>()
+  for (const { endpoint_id } of busy) counts.set(endpoint_id, (counts.get(endpoint_id) ?? 0) + 1)
+  return [...counts].filter(([, count]) => count >= MAX_IN_FLIGHT_PER_ENDPOINT).map(([id]) => id)
+}
+
 /** The candidates that fit: under the per-endpoint cap, one per (event, endpoint), `slots` at most. */
 function choose(candidates: Candidate[], busy: Omit<Candidate, 'id'>[], slots: number): number[] {
   const perEndpoint = new Map<number, number>()
@@ -230,7 +252,6 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
       'e.secret',
       'e.previous_secret',
       'e.previous_secret_until',
-      'e.failing_since',
       'v.seq',
       'v.type',
       'v.created_at',
@@ -250,7 +271,6 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
         row.previous_secret && (row.previous_secret_until ?? 0) > now
           ? [row.secret, row.previous_secret]
           : [row.secret],
-      failing: row.failing_since !== null,
     },
     event: {
       seq: row.seq,

@@ -22,7 +22,7 @@ const BUSY_MS = 50
 /** Attempts one instance makes at once (each endpoint has its own cap of 4 across instances). */
 const MAX_IN_FLIGHT = 32
 /**
- * Events wait in the outbox (one row each) while this many attempts are pending: fanning out far ahead of
+ * Events wait in the outbox (one row each) while this many attempts are due: fanning out far ahead of
  * what can be sent would write three rows per event with three endpoints, in the requests' database, for
  * nothing yet. The queue is refilled as it drains.
  */
@@ -100,7 +100,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     const now = clock.now()
     const slots = MAX_IN_FLIGHT - running.size + ended.length
     const fan =
-      options.claim && (await fanOut.anyWaiting()) && !(await attempts.pendingMoreThan(FAN_OUT_AHEAD))
+      options.claim && (await fanOut.anyWaiting()) && !(await attempts.dueMoreThan(now, FAN_OUT_AHEAD))
     const claim = options.claim && slots > 0 && (await attempts.anyDue(now))
     if (ended.length === 0 && !fan && !claim) return false
     const leaseToken = randomUUID()
@@ -123,7 +123,13 @@ export function createDispatcher(deps: DispatcherDeps) {
         for (const entry of ended) running.delete(entry.claimed.id)
       })
     for (const outcome of result.settled) deps.observe?.settled(outcome)
-    for (const claimed of result.claimed) start(claimed, leaseToken)
+    // SIGTERM came while this step claimed: nothing new starts; what it took is given back at once.
+    if (stopping && result.claimed.length > 0) {
+      const ids = result.claimed.map((claimed) => claimed.id)
+      await handle.write((trx) => attempts.release(trx, ids, leaseToken))
+    } else {
+      for (const claimed of result.claimed) start(claimed, leaseToken)
+    }
     return ended.length > 0 || result.fanned > 0 || result.claimed.length > 0
   }
 
@@ -158,6 +164,8 @@ export function createDispatcher(deps: DispatcherDeps) {
     async stop(deadlineMs: number): Promise<void> {
       stopping = true
       clearTimeout(timer)
+      // A step under way finishes first (what it claims is given back, never started).
+      await stepping
       let deadline: NodeJS.Timeout | undefined
       const late = new Promise<void>((resolve) => {
         deadline = setTimeout(resolve, deadlineMs)
@@ -167,7 +175,6 @@ export function createDispatcher(deps: DispatcherDeps) {
       const unfinished = [...running.values()].filter((entry) => !entry.outcome)
       for (const entry of unfinished) entry.abort.abort()
       await Promise.all(unfinished.map((entry) => entry.done))
-      await stepping
       const release = async () => {
         await step({ claim: false })
         await handle.write(async (trx) => {

@@ -1,8 +1,11 @@
-import type { Selectable } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import type { Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>
+
+/** The last event id committed now (read in the writer's transaction): an endpoint takes later ones. */
+export const lastEventSeq = () => sql<number>`(select coalesce(max(seq), 0) from events)`
 
 /** What a new endpoint is made of (the service judged the URL and drew the secret). */
 export interface EndpointFields {
@@ -54,7 +57,7 @@ export function createEndpointsRepository(handle: DbHandle) {
           description: fields.description,
           status: 'enabled',
           secret,
-          enabled_at: now,
+          enabled_after_seq: lastEventSeq(),
           created_at: now,
         })
         .returningAll()
@@ -62,6 +65,9 @@ export function createEndpointsRepository(handle: DbHandle) {
     },
     /** Sets the columns given on the live endpoint; the row as it is then. */
     async update(trx: Db, id: number, changes: Partial<Omit<EndpointRow, 'id' | 'api_key_id'>>) {
+      if (Object.keys(changes).length === 0) {
+        return trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst()
+      }
       return trx
         .updateTable('webhook_endpoints')
         .set(changes)
@@ -69,6 +75,19 @@ export function createEndpointsRepository(handle: DbHandle) {
         .where('deleted_at', 'is', null)
         .returningAll()
         .executeTakeFirst()
+    },
+    /** Enabled again: it takes the events that commit from now on, and the five-day rule starts afresh. */
+    async reenable(trx: Db, id: number): Promise<void> {
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({
+          status: 'enabled',
+          enabled_after_seq: lastEventSeq(),
+          disabled_reason: null,
+          failing_since: null,
+        })
+        .where('id', '=', id)
+        .execute()
     },
     /** Every account's live endpoints (the operators' CLI), ascending id. */
     all: () => live(handle.db).orderBy('id').execute(),

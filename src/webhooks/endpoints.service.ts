@@ -96,18 +96,14 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     const now = clock.now()
     return handle.write(async (trx) => {
       const row = await owned(trx, apiKeyId, id)
-      const enabling = changes.status === 'enabled' && row.status !== 'enabled'
+      if (changes.status === 'disabled') await disableIn(trx, row.id, null, now)
+      // Re-enabled: from the last committed event on (nothing missed meanwhile), the five-day rule afresh.
+      if (changes.status === 'enabled' && row.status !== 'enabled') await repository.reenable(trx, row.id)
       const updated = await repository.update(trx, row.id, {
         ...(url !== undefined && { url }),
         ...(changes.events !== undefined && { events: JSON.stringify(changes.events) }),
         ...(changes.description !== undefined && { description: changes.description }),
-        ...(changes.status !== undefined && { status: changes.status }),
-        // Re-enabled: from now on, nothing missed meanwhile; a fresh start for the five-day rule.
-        ...(enabling && { enabled_at: now, disabled_reason: null, failing_since: null }),
-        ...(changes.status === 'disabled' && { disabled_reason: null }),
       })
-      if (changes.status === 'disabled')
-        await attempts.failPending(trx, row.id, 'the endpoint was disabled', now)
       return toEndpoint(updated ?? row)
     })
   }
@@ -116,6 +112,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     const now = clock.now()
     await handle.write(async (trx) => {
       const row = await owned(trx, apiKeyId, id)
+      await attempts.lockQueue(trx)
       await repository.update(trx, row.id, { deleted_at: now })
       await attempts.failPending(trx, row.id, 'the endpoint was deleted', now)
     })

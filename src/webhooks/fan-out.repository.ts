@@ -33,7 +33,7 @@ export function createFanOutRepository(handle: DbHandle) {
     const endpoints = (
       await trx
         .selectFrom('webhook_endpoints')
-        .select(['id', 'api_key_id', 'events', 'enabled_at'])
+        .select(['id', 'api_key_id', 'events', 'enabled_after_seq'])
         .where('status', '=', 'enabled')
         .where('deleted_at', 'is', null)
         .execute()
@@ -43,7 +43,7 @@ export function createFanOutRepository(handle: DbHandle) {
         .filter(
           (endpoint) =>
             (event.api_key_id === null || event.api_key_id === endpoint.api_key_id) &&
-            endpoint.enabled_at <= event.created_at &&
+            event.seq > endpoint.enabled_after_seq &&
             subscribes(endpoint.patterns, event.type),
         )
         .map((endpoint) => ({

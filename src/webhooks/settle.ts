@@ -64,14 +64,13 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
       const recorded = await attempts.record(trx, { id: claimed.id, leaseToken, ...outcome })
       if (!recorded) return 'lost'
       if (outcome.error !== null) return afterFailure(trx, claimed, outcome, now)
-      // A success ends the endpoint's failing streak (read when the attempt was claimed).
-      if (claimed.endpoint.failing) {
-        await trx
-          .updateTable('webhook_endpoints')
-          .set({ failing_since: null })
-          .where('id', '=', claimed.endpoint.id)
-          .execute()
-      }
+      // A success ends the endpoint's failing streak (whoever started it, whenever).
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ failing_since: null })
+        .where('id', '=', claimed.endpoint.id)
+        .where('failing_since', 'is not', null)
+        .execute()
       return 'succeeded'
     },
   }

@@ -152,4 +152,20 @@ describe('delivery rules', () => {
       .poll(() => read(`/webhook_endpoints/${endpoint.id}/deliveries?status=failed`))
       .toMatchObject([{ attempt: 1, httpStatus: null, error: expect.stringMatching(/timed out/) }])
   })
+
+  it("does not let a slow endpoint's backlog hold up another endpoint's deliveries", async () => {
+    const { t, key, createPet } = await setUp({}, () => ({ status: 200, delayMs: 2000 }))
+    // The slow endpoint has 250 due attempts ahead of anything the fast one will get.
+    await Promise.all(Array.from({ length: 250 }, (_, i) => createPet(`backlog ${i}`)))
+    const fast = await startReceiver()
+    receivers.push(fast)
+    const url = `http://hooks.test:${fast.port}/fast`
+    expect((await t.api(key, 'POST', '/webhook_endpoints', { url, events: ['pet.created'] })).status).toBe(
+      201,
+    )
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    for (let i = 0; i < 5; i++) await createPet(`after ${i}`)
+    // At 4 at a time and 2 s each, the slow backlog takes two minutes; the fast endpoint waits for none of it.
+    await fast.waitFor(5, 5_000)
+  })
 })

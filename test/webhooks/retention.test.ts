@@ -64,7 +64,7 @@ it('ends an attempt whose event was purged instead of claiming it again and agai
       events: '["*"]',
       status: 'enabled',
       secret: 'whsec_AA==',
-      enabled_at: now,
+      enabled_after_seq: 0,
       created_at: now,
     })
     .returning('id')

@@ -49,7 +49,7 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('secret', 'text', (col) => col.notNull())
     .addColumn('previous_secret', 'text')
     .addColumn('previous_secret_until', int64)
-    .addColumn('enabled_at', int64, (col) => col.notNull())
+    .addColumn('enabled_after_seq', int64, (col) => col.notNull())
     .addColumn('failing_since', int64)
     .addColumn('created_at', int64, (col) => col.notNull())
     .addColumn('deleted_at', int64)
