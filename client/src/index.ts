@@ -32,5 +32,4 @@ export type {
 } from './options.js'
 export type { RateLimitState } from './rate-limit-state.js'
 export type { ListOrdersOptions, OrderPage, PlaceOrderOptions, StoreClient } from './store.js'
-export { verifyWebhook, type WebhookHeaders } from './verify-webhook.js'
 export type { Page, PageOptions, WebhooksClient } from './webhooks.js'

@@ -5,6 +5,9 @@ import type { PetstoreEvent } from './models.js'
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>
 
 /**
+ * `@petstore/client/verify-webhook`, an entry of its own: it depends on `standardwebhooks`, which the
+ * main entry (used in browsers too) does not.
+ *
  * Checks a delivery's Standard Webhooks signature and timestamp (at most 5 minutes old) with the
  * endpoint's secret, and returns the event it carries. Throws when the body was not signed with that
  * secret, was changed, or is too old: answer such a request 400 and do not act on it.

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { createPetstoreClient, PetstoreError, verifyWebhook } from '../../client/src/index.js'
+import { createPetstoreClient, PetstoreError } from '../../client/src/index.js'
+import { verifyWebhook } from '../../client/src/verify-webhook.js'
 import { type Receiver, startReceiver, startWebhookApp, type WebhookApp } from '../webhooks/harness.js'
 
 /** The client's webhook and event calls against the real service, and verifyWebhook on real deliveries. */
