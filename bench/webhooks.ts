@@ -69,6 +69,8 @@ export interface LagFigures {
 
 export interface WebhookSection {
   pets: number
+  /** Alternating rounds of each pair (the median stands). */
+  rounds: number
   rows: Row[]
   pairs: WebhookPair[]
   lag: LagFigures
@@ -209,13 +211,13 @@ export async function measureWebhooks(options: {
     console.log(
       `webhook lag           p50 ${lag.p50Ms} ms  p99 ${lag.p99Ms} ms  max ${lag.maxMs} ms  delivered ${lag.delivered}/${lag.expected}`,
     )
-    return { pets: PETS, rows, pairs, lag }
+    return { pets: PETS, rows, pairs, lag, rounds: options.rounds }
   } finally {
     await receiver.close()
   }
 }
 
-export function webhooksMarkdown({ pets, rows, pairs, lag }: WebhookSection): string {
+export function webhooksMarkdown({ pets, rows, pairs, lag, rounds }: WebhookSection): string {
   const byName = new Map(rows.map((row) => [row.name, row]))
   const cpu = (name: string) => byName.get(name)?.cpuMicroseconds?.service?.toFixed(0) ?? '-'
   const pairLines = pairs.map((pair) => {
@@ -235,7 +237,7 @@ export function webhooksMarkdown({ pets, rows, pairs, lag }: WebhookSection): st
   return [
     '## Webhooks off the request path',
     '',
-    `On SQLite, each row on a fresh service (\`PETSTORE_WEBHOOKS_ALLOW_PRIVATE=1\`) over a fresh copy of one database of ${pets.toLocaleString('en')} available pets, each pair measured in 3 alternating rounds (without, with) of which the median stands; the \`-webhooks\` rows with ${ENDPOINTS} endpoints subscribed to \`*\`, all at one receiver (its own process, \`bench/receiver.ts\`) that answers 204 at once.`,
+    `On SQLite, each row on a fresh service (\`PETSTORE_WEBHOOKS_ALLOW_PRIVATE=1\`) over a fresh copy of one database of ${pets.toLocaleString('en')} available pets, each pair measured in ${rounds} alternating round(s) (without, with) of which the median stands; the \`-webhooks\` rows with ${ENDPOINTS} endpoints subscribed to \`*\`, all at one receiver (its own process, \`bench/receiver.ts\`) that answers 204 at once.`,
     '',
     ...rowTable(rows),
     '',
