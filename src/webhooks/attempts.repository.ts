@@ -13,6 +13,18 @@ const CLAIM_LOCK = 0x7768_6b73 // "whks"
 /** Due attempts looked at per claim. */
 const CANDIDATES = 200
 
+/** Rows per INSERT of attempts: 7 parameters each. */
+const INSERT_CHUNK_ROWS = 1_000
+
+/** An attempt to make, pending from `dueAt`: a fan-out's first, a retry, a redelivery's first. */
+export interface NextAttempt {
+  eventSeq: number
+  endpointId: number
+  attempt: number
+  dueAt: number
+  redelivery: boolean
+}
+
 /** One attempt a dispatcher holds, with what it needs to make it. */
 export interface ClaimedAttempt {
   id: number
@@ -153,23 +165,23 @@ export function createAttemptsRepository(handle: DbHandle) {
         .executeTakeFirst()
       return updated.numUpdatedRows > 0n
     },
-    /** The next attempt of a series, due at `dueAt`. */
-    async schedule(
-      trx: Db,
-      next: { eventSeq: number; endpointId: number; attempt: number; dueAt: number; redelivery: boolean },
-    ) {
-      await trx
-        .insertInto('webhook_attempts')
-        .values({
-          event_seq: next.eventSeq,
-          endpoint_id: next.endpointId,
-          attempt: next.attempt,
-          status: 'pending',
-          due_at: next.dueAt,
-          at: next.dueAt,
-          redelivery: next.redelivery ? 1 : 0,
-        })
-        .execute()
+    /** Attempts to make, pending from their `dueAt` (several statements of 1,000 rows at most). */
+    async schedule(trx: Db, attempts: readonly NextAttempt[]): Promise<void> {
+      const rows = attempts.map((next) => ({
+        event_seq: next.eventSeq,
+        endpoint_id: next.endpointId,
+        attempt: next.attempt,
+        status: 'pending',
+        due_at: next.dueAt,
+        at: next.dueAt,
+        redelivery: next.redelivery ? 1 : 0,
+      }))
+      for (let start = 0; start < rows.length; start += INSERT_CHUNK_ROWS) {
+        await trx
+          .insertInto('webhook_attempts')
+          .values(rows.slice(start, start + INSERT_CHUNK_ROWS))
+          .execute()
+      }
     },
     /** Gives attempts back unmade (SIGTERM): pending as they were, for any dispatcher to take. */
     async release(trx: Db, ids: readonly number[], leaseToken: string): Promise<void> {

@@ -113,10 +113,11 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
     const now = clock.now()
     const targets = await handle.write(async (trx) => {
       const ids = await targetsOf(trx, apiKeyId, event.type, endpointId)
-      for (const id of ids) {
-        const first = { eventSeq: event.seq, endpointId: id, attempt: 1, dueAt: now, redelivery: true }
-        await attempts.schedule(trx, first)
-      }
+      const first = (id: number) => ({ eventSeq: event.seq, endpointId: id, attempt: 1, dueAt: now })
+      await attempts.schedule(
+        trx,
+        ids.map((id) => ({ ...first(id), redelivery: true })),
+      )
       return ids
     })
     return { eventId, endpointIds: targets.map(endpointIdOf) }

@@ -1,11 +1,10 @@
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
+import { createAttemptsRepository } from './attempts.repository.js'
 import { subscribes } from './schedule.js'
 
 /** Events made into deliveries per transaction. */
 const FAN_OUT_BATCH = 200
-/** Rows per INSERT of attempts: 6 parameters each. */
-const INSERT_CHUNK_ROWS = 1_000
 
 export type FanOutRepository = ReturnType<typeof createFanOutRepository>
 
@@ -15,6 +14,7 @@ export type FanOutRepository = ReturnType<typeof createFanOutRepository>
  * On PostgreSQL `FOR UPDATE SKIP LOCKED`: instances fanning out at once take disjoint events.
  */
 export function createFanOutRepository(handle: DbHandle) {
+  const queue = createAttemptsRepository(handle)
   const waiting = handle.prepareRead((db, limit: number) =>
     db.selectFrom('events').select('seq').where('fanned_out', '=', 0).limit(limit),
   )
@@ -47,20 +47,14 @@ export function createFanOutRepository(handle: DbHandle) {
             subscribes(endpoint.patterns, event.type),
         )
         .map((endpoint) => ({
-          event_seq: event.seq,
-          endpoint_id: endpoint.id,
+          eventSeq: event.seq,
+          endpointId: endpoint.id,
           attempt: 1,
-          status: 'pending',
-          due_at: now,
-          at: now,
+          dueAt: now,
+          redelivery: false,
         })),
     )
-    for (let start = 0; start < attempts.length; start += INSERT_CHUNK_ROWS) {
-      await trx
-        .insertInto('webhook_attempts')
-        .values(attempts.slice(start, start + INSERT_CHUNK_ROWS))
-        .execute()
-    }
+    await queue.schedule(trx, attempts)
     const seqs = events.map((event) => event.seq)
     await trx.updateTable('events').set({ fanned_out: 1 }).where('seq', 'in', seqs).execute()
     return events.length

@@ -43,13 +43,8 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
       retryAfterMs: outcome.retryAfterMs,
     })
     if (delay === undefined) return 'failed'
-    await attempts.schedule(trx, {
-      eventSeq: claimed.event.seq,
-      endpointId,
-      attempt: claimed.attempt + 1,
-      dueAt: now + delay,
-      redelivery: claimed.redelivery,
-    })
+    const next = { eventSeq: claimed.event.seq, endpointId, attempt: claimed.attempt + 1, dueAt: now + delay }
+    await attempts.schedule(trx, [{ ...next, redelivery: claimed.redelivery }])
     return 'retried'
   }
 
