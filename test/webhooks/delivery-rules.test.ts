@@ -168,4 +168,21 @@ describe('delivery rules', () => {
     // At 4 at a time and 2 s each, the slow backlog takes two minutes; the fast endpoint waits for none of it.
     await fast.waitFor(5, 5_000)
   })
+
+  it('keeps fanning out new events while a failing endpoint has hundreds of retries waiting', async () => {
+    // At the real schedule, 600 failed first attempts leave 600 retries due 5 s on: pending, not due.
+    const { t, key, receiver, createPet } = await setUp({ PETSTORE_WEBHOOK_RETRY_SCALE: '1' }, () => ({
+      status: 500,
+    }))
+    await Promise.all(Array.from({ length: 600 }, (_, i) => createPet(`failing ${i}`)))
+    await receiver.waitFor(600, 15_000)
+    const fresh = await startReceiver()
+    receivers.push(fresh)
+    const url = `http://hooks.test:${fresh.port}/fresh`
+    expect((await t.api(key, 'POST', '/webhook_endpoints', { url, events: ['pet.created'] })).status).toBe(
+      201,
+    )
+    await createPet('new')
+    await fresh.waitFor(1, 3_000)
+  })
 })
