@@ -24,7 +24,6 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
   const app = await buildApp(deps)
   const dispatcher = createDispatcher({
     handle: deps.database,
-    clock: deps.clock,
     logger: deps.logger,
     rules: deps.addressRules,
     ...config.webhooks,

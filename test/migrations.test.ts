@@ -47,6 +47,7 @@ test('keys issued before the key-lifecycle migration keep working, and the previ
     '0005_store_orders',
     '0006_pet_status_counts',
     '0007_events_webhooks',
+    '0008_webhook_lanes',
   ])
   const service = createApiKeyService({ handle, clock: new FakeClock(), env: 'production' })
   expect(await service.verifyApiKey(KEY)).toMatchObject({
@@ -75,7 +76,11 @@ test("the inventory counts start from the pets already stored, and count the pre
       await insertPet(status).execute(db.db)
     for (const status of ['available', 'sold']) await insertPet(status, 2).execute(db.db)
 
-    expect(await migrateToLatest(db.db)).toEqual(['0006_pet_status_counts', '0007_events_webhooks'])
+    expect(await migrateToLatest(db.db)).toEqual([
+      '0006_pet_status_counts',
+      '0007_events_webhooks',
+      '0008_webhook_lanes',
+    ])
     expect(await createInventoryRepository(db).readInventory()).toEqual({ available: 2, pending: 1, sold: 1 })
 
     // The previous version's writes on the migrated schema: the triggers count them.

@@ -92,6 +92,8 @@ export interface EventsTable {
   created_at: number
   /** 0 until a dispatcher made the event's deliveries (webhooks/fan-out). */
   fanned_out: Generated<number>
+  /** While it is fanned out in parts: the last endpoint id it was fanned out to (0: none yet). */
+  fan_out_after: Generated<number>
 }
 
 export interface WebhookEndpointsTable {
@@ -117,6 +119,11 @@ export interface WebhookEndpointsTable {
   enabled_after_seq: number
   /** The first failure since its last success; five days of that disables it. */
   failing_since: number | null
+  /** Failed attempts since its last success: from 5 on its circuit is open (one request at a time). */
+  failures_in_row: Generated<number>
+  /** The dispatcher that sends to it now (`host/pid/uuid`), while `lease_until` (database time) is ahead. */
+  lease_owner: string | null
+  lease_until: number | null
   created_at: number
   deleted_at: number | null
 }
@@ -131,8 +138,12 @@ export interface WebhookAttemptsTable {
   /** `pending`, `succeeded` or `failed`. */
   status: string
   due_at: number
-  /** Set while a dispatcher holds the attempt; another may take it once `lease_until` passed. */
+  /**
+   * The dispatcher that took it into its endpoint's queue (its owner id): its outcome is written only
+   * while this is still that dispatcher's. Cleared when given back.
+   */
   lease_token: string | null
+  /** Unused since migration 0008 (the endpoint's lease covers its attempts). */
   lease_until: number | null
   /** When it is due (pending) or was made. */
   at: number

@@ -9,6 +9,7 @@ import * as petLifecycle from './migrations/0004_pet_lifecycle.js'
 import * as storeOrders from './migrations/0005_store_orders.js'
 import * as petStatusCounts from './migrations/0006_pet_status_counts.js'
 import * as eventsWebhooks from './migrations/0007_events_webhooks.js'
+import * as webhookLanes from './migrations/0008_webhook_lanes.js'
 
 /** Versioned migrations, applied in name order; listed here so the built output needs no file scan. */
 const migrations: Record<string, Migration> = {
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '0005_store_orders': storeOrders,
   '0006_pet_status_counts': petStatusCounts,
   '0007_events_webhooks': eventsWebhooks,
+  '0008_webhook_lanes': webhookLanes,
 }
 
 /** Every migration's name, in the order they apply. */

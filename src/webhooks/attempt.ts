@@ -2,18 +2,9 @@ import { performance } from 'node:perf_hooks'
 import { eventBodyOf, eventIdOf } from '../events/events.repository.js'
 import { VERSION } from '../version.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
-import type { ClaimedAttempt } from './attempts.repository.js'
+import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
 import { type createAgentPool, postWebhook } from './send.js'
 import { signatureHeader } from './signature.js'
-
-/** What came of one attempt, before it is written down. */
-export interface AttemptOutcome {
-  startedAt: number
-  httpStatus: number | null
-  error: string | null
-  retryAfterMs?: number | undefined
-  durationMs: number
-}
 
 const USER_AGENT = `petstore-webhooks/${VERSION}`
 

@@ -1,18 +1,10 @@
-import { lockTransaction } from '../db/advisory-lock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 
 /** Requests in flight to one endpoint at most, across every instance (CONTRACT §14). */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 4
-/**
- * Dispatcher steps on PostgreSQL serialise on this lock (taken first in each step's transaction), so the
- * per-endpoint cap holds across instances, and a step that ends an endpoint's attempts never waits for a
- * row another step is leasing while that one waits for the lock.
- */
-const CLAIM_LOCK = 0x7768_6b73 // "whks"
-/** Due attempts looked at per claim. */
-const CANDIDATES = 200
-
+/** Endpoints per statement of a take (one limited sub-select each; SQLite allows 500 in a compound). */
+const TAKE_CHUNK_ENDPOINTS = 100
 /** Rows per INSERT of attempts: 7 parameters each. */
 const INSERT_CHUNK_ROWS = 1_000
 
@@ -34,134 +26,135 @@ export interface ClaimedAttempt {
   event: { seq: number; type: string; created_at: number; resource_version: number; object: string }
 }
 
-/** What came of one attempt. */
-export interface AttemptResult {
-  id: number
-  leaseToken: string
+/** What came of one attempt (attempt.ts), as it is written down. */
+export interface AttemptOutcome {
   startedAt: number
   httpStatus: number | null
   error: string | null
+  retryAfterMs?: number | undefined
   durationMs: number
 }
 
 export type AttemptsRepository = ReturnType<typeof createAttemptsRepository>
 
-/** The deliveries' queue: claiming due attempts under a lease, writing what came of them, releasing them. */
+/**
+ * The deliveries' queue. A dispatcher that holds an endpoint's lease (leases.repository.ts) takes that
+ * endpoint's due attempts into its own queue (`lease_token` = its owner id), makes them, and writes what
+ * came of each only while the attempt is still its own.
+ */
 export function createAttemptsRepository(handle: DbHandle) {
-  const due = handle.prepareRead((db, now: number) =>
+  const stillOwn = handle.prepareRead((db, id: number, owner: string) =>
     db
       .selectFrom('webhook_attempts')
       .select('id')
+      .where('id', '=', id)
+      .where('lease_token', '=', owner)
+      .where('status', '=', 'pending'),
+  )
+  const dueCount = handle.prepareRead((db, now: number) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
       .where('status', '=', 'pending')
-      .where('due_at', '<=', now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .limit(1),
+      .where('due_at', '<=', now),
   )
 
   /**
-   * In a step's transaction, after `lockQueue`: takes up to `slots` due attempts whose lease is free, leaving fewer than the cap in flight per
-   * endpoint and never two of one (event, endpoint) at once, and leases them until `leaseUntil`.
+   * In a step's transaction, for endpoints whose lease `owner` holds: up to `count` due attempts of each,
+   * oldest first, that `owner` does not hold yet (a dead owner's are taken over), now held by `owner`.
    */
-  async function claim(
+  async function take(
     trx: Db,
-    options: { now: number; slots: number; leaseToken: string; leaseUntil: number },
+    options: { owner: string; wants: readonly { endpointId: number; count: number }[]; now: number },
   ): Promise<ClaimedAttempt[]> {
-    const { now } = options
-    const busy = await trx
-      .selectFrom('webhook_attempts')
-      .select(['endpoint_id', 'event_seq'])
+    const { owner, now } = options
+    const ids: number[] = []
+    for (let start = 0; start < options.wants.length; start += TAKE_CHUNK_ENDPOINTS) {
+      const parts = options.wants.slice(start, start + TAKE_CHUNK_ENDPOINTS).map(({ endpointId, count }) =>
+        trx
+          .selectFrom((db) =>
+            db
+              .selectFrom('webhook_attempts')
+              .select('id')
+              .where('endpoint_id', '=', endpointId)
+              .where('status', '=', 'pending')
+              .where('due_at', '<=', now)
+              .where((eb) => eb.or([eb('lease_token', 'is', null), eb('lease_token', '<>', owner)]))
+              .orderBy('due_at')
+              .orderBy('id')
+              .limit(count)
+              .as('due'),
+          )
+          .select('due.id'),
+      )
+      const [first, ...rest] = parts
+      if (!first) continue
+      const rows = await rest.reduce((query, part) => query.unionAll(part), first).execute()
+      ids.push(...rows.map((row) => row.id))
+    }
+    if (ids.length === 0) return []
+    await trx
+      .updateTable('webhook_attempts')
+      .set({ lease_token: owner })
+      .where('id', 'in', ids)
       .where('status', '=', 'pending')
-      .where('lease_until', '>=', now)
       .execute()
-    // Endpoints at their cap are left out here, not after: their backlog must not fill the window.
-    const full = atCap(busy)
-    let query = trx
-      .selectFrom('webhook_attempts as a')
-      .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
-      .select(['a.id', 'a.event_seq', 'a.endpoint_id'])
-      .where('a.status', '=', 'pending')
-      .where('a.due_at', '<=', now)
-      .where((eb) => eb.or([eb('a.lease_until', 'is', null), eb('a.lease_until', '<', now)]))
-      .where('e.status', '=', 'enabled')
-      .where('e.deleted_at', 'is', null)
-    if (full.length > 0) query = query.where('a.endpoint_id', 'not in', full)
-    const candidates = await query.orderBy('a.due_at').orderBy('a.id').limit(CANDIDATES).execute()
-    if (candidates.length === 0) return []
-    const chosen = choose(candidates, busy, options.slots)
-    if (chosen.length === 0) return []
-    // Still pending and unleased when the lease is written (an endpoint's owner may have ended them).
-    const leased = (
-      await trx
-        .updateTable('webhook_attempts')
-        .set({ lease_token: options.leaseToken, lease_until: options.leaseUntil })
-        .where('id', 'in', chosen)
-        .where('status', '=', 'pending')
-        .returning('id')
-        .execute()
-    ).map((row) => row.id)
-    if (leased.length === 0) return []
-    const claimed = await loadClaimed(trx, leased, now)
+    const claimed = await loadClaimed(trx, ids, now)
     // An attempt whose event was purged (30 days) cannot be made: it ends here instead of coming back.
-    const gone = leased.filter((id) => !claimed.some((attempt) => attempt.id === id))
+    const gone = ids.filter((id) => !claimed.some((attempt) => attempt.id === id))
     if (gone.length > 0) {
       await trx
         .updateTable('webhook_attempts')
-        .set({
-          status: 'failed',
-          error: 'the event is older than 30 days',
-          lease_token: null,
-          lease_until: null,
-        })
+        .set({ status: 'failed', error: 'the event is older than 30 days', lease_token: null, at: now })
         .where('id', 'in', gone)
         .execute()
     }
     return claimed
   }
 
-  const dueBeyond = handle.prepareRead((db, now: number, skip: number) =>
-    db
-      .selectFrom('webhook_attempts')
-      .select('id')
-      .where('status', '=', 'pending')
-      .where('due_at', '<=', now)
-      .offset(skip)
-      .limit(1),
-  )
-
   return {
-    claim,
-    /** Taken first by every dispatcher step (see CLAIM_LOCK); SQLite has one writer anyway. */
-    lockQueue: (trx: Db) => lockTransaction(handle, trx, CLAIM_LOCK),
-    /**
-     * Whether more than `count` attempts are due (reads at most `count` + 1 index entries). Retries due
-     * later do not count: an endpoint that keeps failing must not hold back everyone's new events.
-     */
-    async dueMoreThan(now: number, count: number): Promise<boolean> {
-      return (await dueBeyond(now, count)).length > 0
+    take,
+    /** Whether the attempt is still pending and `owner`'s (read just before it starts). */
+    async isStillOwn(id: number, owner: string): Promise<boolean> {
+      return (await stillOwn(id, owner)).length > 0
     },
-    /** Whether any attempt is due and free (a cheap read before a write transaction). */
-    async anyDue(now: number): Promise<boolean> {
-      return (await due(now)).length > 0
+    /** Whether any of these endpoints has a due attempt that `owner` does not hold yet (a cheap read). */
+    async anyDueFor(endpointIds: readonly number[], owner: string, now: number): Promise<boolean> {
+      if (endpointIds.length === 0) return false
+      const row = await handle.db
+        .selectFrom('webhook_attempts')
+        .select('id')
+        .where('endpoint_id', 'in', [...endpointIds])
+        .where('status', '=', 'pending')
+        .where('due_at', '<=', now)
+        .where((eb) => eb.or([eb('lease_token', 'is', null), eb('lease_token', '<>', owner)]))
+        .limit(1)
+        .executeTakeFirst()
+      return row !== undefined
+    },
+    /** How many attempts are due now, every endpoint's (a metric). */
+    async countDue(now: number): Promise<number> {
+      const [row] = await dueCount(now)
+      return Number(row?.count ?? 0)
     },
     /**
-     * Writes the result of an attempt still held under `leaseToken`: false when the lease was lost (it
-     * expired and another dispatcher took the attempt), and then nothing is written.
+     * Writes what came of an attempt `owner` still holds: false when it was taken over (its endpoint's
+     * lease lapsed and another dispatcher took it), and then nothing is written. An attempt whose endpoint
+     * was disabled or deleted while it was in flight is written as it ended.
      */
-    async record(trx: Db, result: AttemptResult): Promise<boolean> {
+    async record(trx: Db, id: number, owner: string, outcome: AttemptOutcome): Promise<boolean> {
       const updated = await trx
         .updateTable('webhook_attempts')
         .set({
-          status: result.error === null ? 'succeeded' : 'failed',
-          at: result.startedAt,
-          http_status: result.httpStatus,
-          error: result.error,
-          duration_ms: result.durationMs,
+          status: outcome.error === null ? 'succeeded' : 'failed',
+          at: outcome.startedAt,
+          http_status: outcome.httpStatus,
+          error: outcome.error,
+          duration_ms: outcome.durationMs,
           lease_token: null,
-          lease_until: null,
         })
-        .where('id', '=', result.id)
-        .where('lease_token', '=', result.leaseToken)
-        .where('status', '=', 'pending')
+        .where('id', '=', id)
+        .where('lease_token', '=', owner)
         .executeTakeFirst()
       return updated.numUpdatedRows > 0n
     },
@@ -183,70 +176,43 @@ export function createAttemptsRepository(handle: DbHandle) {
           .execute()
       }
     },
-    /** Gives attempts back unmade (SIGTERM): pending as they were, for any dispatcher to take. */
-    async release(trx: Db, ids: readonly number[], leaseToken: string): Promise<void> {
+    /** Gives attempts back unmade (SIGTERM, a lane let go): pending as they were, for any dispatcher. */
+    async release(trx: Db, ids: readonly number[], owner: string): Promise<void> {
       if (ids.length === 0) return
       await trx
         .updateTable('webhook_attempts')
-        .set({ lease_token: null, lease_until: null })
+        .set({ lease_token: null })
         .where('id', 'in', [...ids])
-        .where('lease_token', '=', leaseToken)
+        .where('lease_token', '=', owner)
+        .where('status', '=', 'pending')
         .execute()
     },
-    /** Ends every pending attempt to an endpoint that no longer takes deliveries (in flight ones finish). */
+    /**
+     * Ends every pending attempt to an endpoint that no longer takes deliveries. None of them starts
+     * after this commits (a dispatcher reads `isStillOwn` just before each); one already in flight
+     * finishes and its outcome is written, with no retry.
+     */
     async failPending(trx: Db, endpointId: number, reason: string, now: number): Promise<void> {
       await trx
         .updateTable('webhook_attempts')
         .set({ status: 'failed', error: reason, at: now })
         .where('endpoint_id', '=', endpointId)
         .where('status', '=', 'pending')
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
         .execute()
     },
-    /** Deletes attempts made before `before`, at most `batch` rows; how many it deleted. */
+    /** Deletes finished attempts made before `before`, oldest first, at most `batch` rows; how many. */
     async purge(trx: Db, before: number, batch: number): Promise<number> {
-      // Oldest first along the primary key (ids grow with time): no index on `at` to keep up.
       const old = trx
         .selectFrom('webhook_attempts')
         .select('id')
-        .where('at', '<', before)
         .where('status', '<>', 'pending')
-        .orderBy('id')
+        .where('at', '<', before)
+        .orderBy('at')
         .limit(batch)
       const result = await trx.deleteFrom('webhook_attempts').where('id', 'in', old).executeTakeFirst()
       return Number(result.numDeletedRows)
     },
   }
-}
-
-type Candidate = { id: number; event_seq: number; endpoint_id: number }
-
-/** The endpoints with the cap's number of live leases. */
-function atCap(busy: Omit<Candidate, 'id'>[]): number[] {
-  const counts = new Map<number, number>()
-  for (const { endpoint_id } of busy) counts.set(endpoint_id, (counts.get(endpoint_id) ?? 0) + 1)
-  return [...counts].filter(([, count]) => count >= MAX_IN_FLIGHT_PER_ENDPOINT).map(([id]) => id)
-}
-
-/** The candidates that fit: under the per-endpoint cap, one per (event, endpoint), `slots` at most. */
-function choose(candidates: Candidate[], busy: Omit<Candidate, 'id'>[], slots: number): number[] {
-  const perEndpoint = new Map<number, number>()
-  const pairs = new Set<string>()
-  for (const item of busy) {
-    perEndpoint.set(item.endpoint_id, (perEndpoint.get(item.endpoint_id) ?? 0) + 1)
-    pairs.add(`${item.event_seq}:${item.endpoint_id}`)
-  }
-  const chosen: number[] = []
-  for (const candidate of candidates) {
-    if (chosen.length >= slots) break
-    const pair = `${candidate.event_seq}:${candidate.endpoint_id}`
-    const inFlight = perEndpoint.get(candidate.endpoint_id) ?? 0
-    if (inFlight >= MAX_IN_FLIGHT_PER_ENDPOINT || pairs.has(pair)) continue
-    perEndpoint.set(candidate.endpoint_id, inFlight + 1)
-    pairs.add(pair)
-    chosen.push(candidate.id)
-  }
-  return chosen
 }
 
 /** The chosen attempts with their event and their endpoint's URL and signing secrets. */
@@ -271,6 +237,8 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
       'v.object',
     ])
     .where('a.id', 'in', ids)
+    .orderBy('a.due_at')
+    .orderBy('a.id')
     .execute()
   return rows.map((row) => ({
     id: row.id,

@@ -13,8 +13,7 @@ export function createDisabler(handle: DbHandle) {
   const endpoints = createEndpointsRepository(handle)
   const attempts = createAttemptsRepository(handle)
   return async (trx: Db, id: number, reason: string | null, now: number): Promise<boolean> => {
-    // The dispatchers' lock first (held already inside a step): its pending attempts are not being leased.
-    await attempts.lockQueue(trx)
+    // The endpoint's row first, then its attempts: the order a dispatcher's step takes them in.
     const updated = await endpoints.update(trx, id, { status: 'disabled', disabled_reason: reason })
     if (updated) await attempts.failPending(trx, id, reason ?? 'the endpoint was disabled', now)
     return updated !== undefined

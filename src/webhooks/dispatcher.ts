@@ -1,38 +1,36 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
-import type { Clock } from '../clock.js'
+import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import type { AddressRules } from './address.js'
-import { type AttemptOutcome, makeAttempt } from './attempt.js'
+import { makeAttempt } from './attempt.js'
 import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
 import { createFanOutRepository } from './fan-out.repository.js'
+import { createLanes, wantFor } from './lanes.js'
+import { createLeasesRepository, ownerIdOf } from './leases.repository.js'
 import { createAgentPool } from './send.js'
 import { createSettler, type Settled } from './settle.js'
 
 /** How often an idle dispatcher looks for work. */
-const POLL_MS = 200
+export const POLL_MS = 200
 /**
- * While busy, one step every this often: each step is one transaction (one commit, one fsync on SQLite)
- * that writes down every attempt that ended since the last, fans out and claims; spacing them gathers
- * more work into each commit and leaves the database to the requests in between. It bounds what one
- * endpoint receives to 4 attempts per step (80 a second); at 20 ms, createPet kept 0.82 of its throughput
- * with three endpoints instead of 0.92 (bench/webhooks.ts).
+ * While busy, one step at most this often: each step is one transaction (one commit, one fsync on
+ * SQLite) that writes down every attempt that ended since the last, fans out and fills the lanes'
+ * queues. Attempts themselves start as soon as their lane has a free place, between steps.
  */
-const BUSY_MS = 50
-/** Attempts one instance makes at once (each endpoint has its own cap of 4 across instances). */
-const MAX_IN_FLIGHT = 32
-/**
- * Events wait in the outbox (one row each) while this many attempts are due: fanning out far ahead of
- * what can be sent would write three rows per event with three endpoints, in the requests' database, for
- * nothing yet. The queue is refilled as it drains.
- */
-const FAN_OUT_AHEAD = 500
-/** A lease outlives the attempt's own deadline by this much, so it never expires under a live attempt. */
-const LEASE_MARGIN_MS = 10_000
+export const BUSY_MS = 50
+/** An endpoint lease lasts this long (database time) unless renewed. */
+export const LEASE_MS = 5_000
+/** Leases are renewed this often; an instance that could not renew for LEASE_MS - RENEW_MS starts nothing. */
+const RENEW_MS = 1_000
+/** Endpoints one instance sends to at once, and requests it has in flight over all of them. */
+export const MAX_LANES = 1_024
+export const MAX_IN_FLIGHT = 1_024
+/** A lane with nothing to send is let go after this long (so that another instance may take it). */
+const LINGER_MS = 1_000
 
 export interface DispatcherDeps {
   handle: DbHandle
-  clock: Clock
   logger: Logger
   rules: AddressRules
   timeoutMs: number
@@ -41,33 +39,42 @@ export interface DispatcherDeps {
   observe?: { settled(outcome: Settled): void; lag(seconds: number): void }
 }
 
-interface Running {
-  claimed: ClaimedAttempt
-  leaseToken: string
-  abort: AbortController
-  done: Promise<void>
-  /** What came of it, once it came back; written down by the next step. */
-  outcome?: AttemptOutcome
-}
-
 export type Dispatcher = ReturnType<typeof createDispatcher>
 
 /**
- * The delivery loop of one instance (CONTRACT §14): fans committed events out to the endpoints that take
- * them, claims due attempts under a lease, makes them off the request path, and writes what came of them.
- * Any number of instances run one each over the same database; polling alone is correct.
+ * The delivery loop of one instance (CONTRACT §14). It leases endpoints that have due attempts (one
+ * instance per endpoint at a time), keeps a queue per endpoint and sends from it as fast as the
+ * endpoint's 4 places allow (lanes.ts), and in one transaction per step writes down what ended, renews
+ * its leases, fans committed events out and refills the queues. Any number of instances run one each
+ * over the same database; every time is the database's.
  */
 export function createDispatcher(deps: DispatcherDeps) {
-  const { handle, clock, logger } = deps
+  const { handle, logger } = deps
+  const owner = ownerIdOf(randomUUID())
   const fanOut = createFanOutRepository(handle)
   const attempts = createAttemptsRepository(handle)
+  const leases = createLeasesRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
-  const running = new Map<number, Running>()
   const agents = createAgentPool()
+  /** Local time of the start of the last step that renewed every lease (or leased them). */
+  let renewedAt = 0
   let timer: NodeJS.Timeout | undefined
   let timerDue = Number.POSITIVE_INFINITY
   let stepping: Promise<boolean> | undefined
   let stopping = false
+  const lanes = createLanes({
+    maxInFlight: MAX_IN_FLIGHT,
+    run: (claimed, signal) =>
+      makeAttempt(claimed, { rules: deps.rules, timeoutMs: deps.timeoutMs, signal, agents, now: Date.now }),
+    isStillOwn: (claimed) => attempts.isStillOwn(claimed.id, owner),
+    mayStart: () => !stopping && Date.now() - renewedAt < LEASE_MS - RENEW_MS,
+    started: (claimed: ClaimedAttempt) => {
+      if (claimed.attempt === 1 && !claimed.redelivery) {
+        deps.observe?.lag(Math.max(0, Date.now() - claimed.event.created_at) / 1000)
+      }
+    },
+    ended: () => wake(BUSY_MS),
+  })
 
   /** Runs a step soon (within `delayMs`), never two at once. */
   function wake(delayMs: number): void {
@@ -82,7 +89,7 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   async function run(): Promise<void> {
     if (stepping) return wake(BUSY_MS)
-    stepping = step({ claim: true }).catch((error: unknown) => {
+    stepping = step(true).catch((error: unknown) => {
       logger.warn({ err: error }, 'webhook dispatch failed; trying again shortly')
       return false
     })
@@ -92,93 +99,86 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   /**
-   * One transaction: what ended is written down, then (unless stopping) events are fanned out and due
-   * attempts claimed for the free slots. True when it did anything.
+   * One transaction: leases renewed, what ended written down, then (unless stopping) events fanned out,
+   * endpoints leased and the lanes' queues refilled; idle lanes let go. True when it did anything.
    */
-  async function step(options: { claim: boolean }): Promise<boolean> {
-    const ended = [...running.values()].filter((entry) => entry.outcome)
-    const now = clock.now()
-    const slots = MAX_IN_FLIGHT - running.size + ended.length
-    const fan =
-      options.claim && (await fanOut.anyWaiting()) && !(await attempts.dueMoreThan(now, FAN_OUT_AHEAD))
-    const claim = options.claim && slots > 0 && (await attempts.anyDue(now))
-    if (ended.length === 0 && !fan && !claim) return false
-    const leaseToken = randomUUID()
-    const leaseUntil = now + deps.timeoutMs + LEASE_MARGIN_MS
-    const result = await handle
-      .write(async (trx) => {
-        await attempts.lockQueue(trx)
-        const settled: Settled[] = []
-        for (const entry of ended) {
-          settled.push(
-            await settler.settle(trx, entry.claimed, entry.outcome as AttemptOutcome, entry.leaseToken, now),
-          )
-        }
-        const fanned = fan ? await fanOut.fanOut(trx, now) : 0
-        const claimed = claim ? await attempts.claim(trx, { now, slots, leaseToken, leaseUntil }) : []
-        return { settled, fanned, claimed }
+  async function step(claim: boolean): Promise<boolean> {
+    const ended = lanes.takeEnded()
+    const startedAt = Date.now()
+    const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
+    const fan = claim && (await fanOut.anyWaiting())
+    const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
+    const idle = lanes.idleSince(startedAt - LINGER_MS)
+    const wants = claim ? lanes.wants() : []
+    const due = await attempts.anyDueFor(
+      wants.map((want) => want.endpointId),
+      owner,
+      startedAt,
+    )
+    if (ended.length === 0 && !renew && !fan && !acquire && !due && idle.length === 0) return false
+    const result = await handle.write(async (trx) => {
+      const now = await databaseNow(handle, trx)
+      // Endpoint rows before their attempts, the order a disabling PATCH or a DELETE takes them in.
+      const held = renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()
+      await leases.lockRows(trx, [
+        ...new Set([...wants.map((want) => want.endpointId), ...ended.map((end) => end.claimed.endpoint.id)]),
+      ])
+      const settled: Settled[] = []
+      for (const { claimed, outcome } of ended)
+        settled.push(await settler.settle(trx, claimed, outcome, owner, now))
+      const fanned = fan ? await fanOut.fanOut(trx, now) : 0
+      const limit = MAX_LANES - lanes.size
+      const acquired = acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
+      const fresh = acquired.map((endpoint) => ({ endpointId: endpoint.id, count: wantFor(endpoint, 0) }))
+      const stillHeld = new Set(held)
+      const taken = await attempts.take(trx, {
+        owner,
+        wants: [...wants.filter((want) => stillHeld.has(want.endpointId)), ...fresh],
+        now,
       })
-      // Not written: the leases run out and the attempts are made again (at least once, never lost).
-      .finally(() => {
-        for (const entry of ended) running.delete(entry.claimed.id)
-      })
-    for (const outcome of result.settled) deps.observe?.settled(outcome)
-    // SIGTERM came while this step claimed: nothing new starts; what it took is given back at once.
-    if (stopping && result.claimed.length > 0) {
-      const ids = result.claimed.map((claimed) => claimed.id)
-      await handle.write((trx) => attempts.release(trx, ids, leaseToken))
-    } else {
-      for (const claimed of result.claimed) start(claimed, leaseToken)
-    }
-    return ended.length > 0 || result.fanned > 0 || result.claimed.length > 0
-  }
-
-  function start(claimed: ClaimedAttempt, leaseToken: string): void {
-    const abort = new AbortController()
-    const entry = { claimed, leaseToken, abort } as Running
-    if (claimed.attempt === 1 && !claimed.redelivery) {
-      deps.observe?.lag(Math.max(0, clock.now() - claimed.event.created_at) / 1000)
-    }
-    const options = {
-      rules: deps.rules,
-      timeoutMs: deps.timeoutMs,
-      signal: abort.signal,
-      now: () => clock.now(),
-      agents,
-    }
-    entry.done = makeAttempt(claimed, options).then((outcome) => {
-      // Stopped before it ended: given back (stop()), to be made again by whichever instance comes first.
-      if (abort.signal.aborted) return
-      entry.outcome = outcome
-      wake(BUSY_MS)
+      const withWork = new Set(taken.map((claimed) => claimed.endpoint.id))
+      const letGo = idle.filter((id) => stillHeld.has(id) && !withWork.has(id))
+      await leases.release(trx, owner, letGo)
+      return { held, settled, fanned, acquired, taken, letGo }
     })
-    running.set(claimed.id, entry)
+    if (renew || acquire) renewedAt = startedAt
+    for (const outcome of result.settled) deps.observe?.settled(outcome)
+    const held = new Set(result.held)
+    lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
+    lanes.add(result.acquired, startedAt)
+    lanes.enqueue(result.taken)
+    return ended.length > 0 || result.fanned > 0 || result.taken.length > 0 || result.acquired.length > 0
   }
 
   return {
     start: () => wake(0),
+    /** Requests in flight per account (the metrics' top accounts). */
+    inFlightByAccount: () => lanes.inFlightByAccount(),
     /**
      * No new attempts; those in flight may finish until `deadlineMs`, then are aborted and given back
-     * (pending again, free to be claimed). Resolves once everything is written down.
+     * (pending again, free to be taken). Resolves once everything is written down and every lease let go.
      */
     async stop(deadlineMs: number): Promise<void> {
       stopping = true
       clearTimeout(timer)
-      // A step under way finishes first (what it claims is given back, never started).
       await stepping
       let deadline: NodeJS.Timeout | undefined
       const late = new Promise<void>((resolve) => {
         deadline = setTimeout(resolve, deadlineMs)
       })
-      await Promise.race([Promise.all([...running.values()].map((entry) => entry.done)), late])
+      await Promise.race([Promise.all(lanes.running().map((entry) => entry.done)), late])
       clearTimeout(deadline)
-      const unfinished = [...running.values()].filter((entry) => !entry.outcome)
+      const unfinished = lanes.running()
       for (const entry of unfinished) entry.abort.abort()
       await Promise.all(unfinished.map((entry) => entry.done))
       const release = async () => {
-        await step({ claim: false })
+        await step(false)
+        const ids = lanes.ids()
+        const queued = lanes.remove(ids)
+        const back = [...queued, ...unfinished.map((entry) => entry.claimed)].map((claimed) => claimed.id)
         await handle.write(async (trx) => {
-          for (const entry of unfinished) await attempts.release(trx, [entry.claimed.id], entry.leaseToken)
+          await leases.release(trx, owner, ids)
+          await attempts.release(trx, back, owner)
         })
       }
       await release().catch((error: unknown) =>

@@ -85,6 +85,7 @@ export function createEndpointsRepository(handle: DbHandle) {
           enabled_after_seq: lastEventSeq(),
           disabled_reason: null,
           failing_since: null,
+          failures_in_row: 0,
         })
         .where('id', '=', id)
         .execute()

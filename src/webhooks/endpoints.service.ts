@@ -112,7 +112,6 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     const now = clock.now()
     await handle.write(async (trx) => {
       const row = await owned(trx, apiKeyId, id)
-      await attempts.lockQueue(trx)
       await repository.update(trx, row.id, { deleted_at: now })
       await attempts.failPending(trx, row.id, 'the endpoint was deleted', now)
     })

@@ -3,61 +3,94 @@ import type { DbHandle } from '../db/handle.js'
 import { createAttemptsRepository } from './attempts.repository.js'
 import { subscribes } from './schedule.js'
 
-/** Events made into deliveries per transaction. */
-const FAN_OUT_BATCH = 200
+/** Events looked at per transaction. */
+const FAN_OUT_EVENTS = 200
+/**
+ * Attempts written per transaction at most, whatever the number of subscribers: an event with more
+ * takers is fanned out over several transactions (`fan_out_after` keeps its place).
+ */
+export const FAN_OUT_ROWS = 2_000
 
 export type FanOutRepository = ReturnType<typeof createFanOutRepository>
 
+/** An enabled endpoint as the fan-out judges it. */
+interface Taker {
+  id: number
+  api_key_id: number
+  enabled_after_seq: number
+  patterns: string[]
+}
+
 /**
  * The outbox's reading side: events committed and not yet fanned out become one pending attempt per
- * endpoint that takes them, in one transaction with the mark, so a crash fans out an event wholly or not.
+ * endpoint that takes them, in the same transaction as the mark, so a crash never loses nor doubles one.
  * On PostgreSQL `FOR UPDATE SKIP LOCKED`: instances fanning out at once take disjoint events.
  */
 export function createFanOutRepository(handle: DbHandle) {
   const queue = createAttemptsRepository(handle)
   const waiting = handle.prepareRead((db, limit: number) =>
-    db.selectFrom('events').select('seq').where('fanned_out', '=', 0).limit(limit),
+    db.selectFrom('events').select('seq').where('fanned_out', '=', 0).orderBy('seq').limit(limit),
+  )
+  const outbox = handle.prepareRead((db) =>
+    db
+      .selectFrom('events')
+      .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
+      .where('fanned_out', '=', 0),
   )
 
-  /** The deliveries of up to FAN_OUT_BATCH waiting events; how many events it fanned out. */
+  /**
+   * Fans out waiting events, oldest first, writing at most FAN_OUT_ROWS attempts; how many events it
+   * finished.
+   */
   async function fanOut(trx: Db, now: number): Promise<number> {
     let query = trx
       .selectFrom('events')
-      .select(['seq', 'type', 'api_key_id', 'created_at'])
+      .select(['seq', 'type', 'api_key_id', 'fan_out_after'])
       .where('fanned_out', '=', 0)
       .orderBy('seq')
-      .limit(FAN_OUT_BATCH)
+      .limit(FAN_OUT_EVENTS)
     if (handle.dialect === 'postgres') query = query.forUpdate().skipLocked()
     const events = await query.execute()
     if (events.length === 0) return 0
-    const endpoints = (
-      await trx
-        .selectFrom('webhook_endpoints')
-        .select(['id', 'api_key_id', 'events', 'enabled_after_seq'])
-        .where('status', '=', 'enabled')
-        .where('deleted_at', 'is', null)
-        .execute()
-    ).map((endpoint) => ({ ...endpoint, patterns: JSON.parse(endpoint.events) as string[] }))
-    const attempts = events.flatMap((event) =>
-      endpoints
-        .filter(
-          (endpoint) =>
-            (event.api_key_id === null || event.api_key_id === endpoint.api_key_id) &&
-            event.seq > endpoint.enabled_after_seq &&
-            subscribes(endpoint.patterns, event.type),
-        )
-        .map((endpoint) => ({
+    const takers = await enabledEndpoints(trx)
+    let budget = FAN_OUT_ROWS
+    const done: number[] = []
+    for (const event of events) {
+      const all = takers.filter(
+        (endpoint) =>
+          endpoint.id > event.fan_out_after &&
+          (event.api_key_id === null || event.api_key_id === endpoint.api_key_id) &&
+          event.seq > endpoint.enabled_after_seq &&
+          subscribes(endpoint.patterns, event.type),
+      )
+      const part = all.slice(0, budget)
+      await queue.schedule(
+        trx,
+        part.map((endpoint) => ({
           eventSeq: event.seq,
           endpointId: endpoint.id,
           attempt: 1,
           dueAt: now,
           redelivery: false,
         })),
-    )
-    await queue.schedule(trx, attempts)
-    const seqs = events.map((event) => event.seq)
-    await trx.updateTable('events').set({ fanned_out: 1 }).where('seq', 'in', seqs).execute()
-    return events.length
+      )
+      budget -= part.length
+      if (part.length < all.length) {
+        const last = part.at(-1)
+        if (last)
+          await trx
+            .updateTable('events')
+            .set({ fan_out_after: last.id })
+            .where('seq', '=', event.seq)
+            .execute()
+        break
+      }
+      done.push(event.seq)
+      if (budget === 0) break
+    }
+    if (done.length > 0)
+      await trx.updateTable('events').set({ fanned_out: 1 }).where('seq', 'in', done).execute()
+    return done.length
   }
 
   return {
@@ -66,11 +99,37 @@ export function createFanOutRepository(handle: DbHandle) {
     async anyWaiting(): Promise<boolean> {
       return (await waiting(1)).length > 0
     },
-    /** Deletes events older than `before`, at most `batch` rows; how many it deleted. */
+    /** Events not fanned out yet, and the commit time of the oldest (metrics). */
+    async outbox(): Promise<{ depth: number; oldest: number | null }> {
+      const [row] = await outbox()
+      return { depth: Number(row?.depth ?? 0), oldest: row?.oldest == null ? null : Number(row.oldest) }
+    },
+    /**
+     * Deletes events older than `before` that were fanned out, oldest first, at most `batch` rows; how
+     * many. An event still waiting is kept, however old: its deliveries were promised at its commit.
+     */
     async purgeEvents(trx: Db, before: number, batch: number): Promise<number> {
-      const old = trx.selectFrom('events').select('seq').where('created_at', '<', before).limit(batch)
+      const old = trx
+        .selectFrom('events')
+        .select('seq')
+        .where('created_at', '<', before)
+        .where('fanned_out', '=', 1)
+        .orderBy('created_at')
+        .limit(batch)
       const result = await trx.deleteFrom('events').where('seq', 'in', old).executeTakeFirst()
       return Number(result.numDeletedRows)
     },
   }
+}
+
+/** Every enabled live endpoint, ascending id (an event's remaining takers follow its `fan_out_after`). */
+async function enabledEndpoints(trx: Db): Promise<Taker[]> {
+  const rows = await trx
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'api_key_id', 'events', 'enabled_after_seq'])
+    .where('status', '=', 'enabled')
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute()
+  return rows.map((row) => ({ ...row, patterns: JSON.parse(row.events) as string[] }))
 }

@@ -1,9 +1,7 @@
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
-import type { AttemptOutcome } from './attempt.js'
-import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
+import { type AttemptOutcome, type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
 import { createDisabler } from './disable.js'
-import { createEndpointsRepository } from './endpoints.repository.js'
 import { FAILING_DISABLES_AFTER_MS, retryDelayMs } from './schedule.js'
 
 /** How an attempt ended for the metrics: delivered, to be tried again, or given up. */
@@ -11,12 +9,12 @@ export type Settled = 'succeeded' | 'retried' | 'failed' | 'lost'
 
 /**
  * Writes down what came of attempts, in the dispatcher's transaction: the attempt's row (only while this
- * dispatcher still holds its lease), then the series' next step: nothing after a success, the next attempt
- * on the schedule after a failure, or the endpoint disabled (a 410, five days of failures).
+ * dispatcher still holds it), then the series' next step: nothing after a success, the next attempt on
+ * the schedule after a failure, or the endpoint disabled (a 410, five days of failures). Each outcome
+ * also moves the endpoint's failing streak (`failing_since`, `failures_in_row`: its circuit).
  */
 export function createSettler(handle: DbHandle, options: { retryScale: number }) {
   const attempts = createAttemptsRepository(handle)
-  const endpoints = createEndpointsRepository(handle)
   const disable = createDisabler(handle)
 
   async function afterFailure(trx: Db, claimed: ClaimedAttempt, outcome: AttemptOutcome, now: number) {
@@ -26,15 +24,16 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
       return 'failed'
     }
     const endpoint = await trx
-      .selectFrom('webhook_endpoints')
-      .select(['status', 'deleted_at', 'failing_since'])
+      .updateTable('webhook_endpoints')
+      .set((eb) => ({
+        failures_in_row: eb('failures_in_row', '+', 1),
+        failing_since: eb.fn.coalesce('failing_since', eb.val(outcome.startedAt)),
+      }))
       .where('id', '=', endpointId)
+      .returning(['status', 'deleted_at', 'failing_since'])
       .executeTakeFirst()
     if (endpoint?.status !== 'enabled' || endpoint.deleted_at !== null) return 'failed'
-    const failingSince = endpoint.failing_since ?? outcome.startedAt
-    if (endpoint.failing_since === null)
-      await endpoints.update(trx, endpointId, { failing_since: failingSince })
-    if (now - failingSince >= FAILING_DISABLES_AFTER_MS * options.retryScale) {
+    if (now - (endpoint.failing_since ?? now) >= FAILING_DISABLES_AFTER_MS * options.retryScale) {
       await disable(trx, endpointId, 'every delivery to it failed for 5 days', now)
       return 'failed'
     }
@@ -53,18 +52,17 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
       trx: Db,
       claimed: ClaimedAttempt,
       outcome: AttemptOutcome,
-      leaseToken: string,
+      owner: string,
       now: number,
     ): Promise<Settled> {
-      const recorded = await attempts.record(trx, { id: claimed.id, leaseToken, ...outcome })
-      if (!recorded) return 'lost'
+      if (!(await attempts.record(trx, claimed.id, owner, outcome))) return 'lost'
       if (outcome.error !== null) return afterFailure(trx, claimed, outcome, now)
-      // A success ends the endpoint's failing streak (whoever started it, whenever).
+      // A success ends the endpoint's failing streak and closes its circuit (whoever opened it).
       await trx
         .updateTable('webhook_endpoints')
-        .set({ failing_since: null })
+        .set({ failing_since: null, failures_in_row: 0 })
         .where('id', '=', claimed.endpoint.id)
-        .where('failing_since', 'is not', null)
+        .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('failures_in_row', '>', 0)]))
         .execute()
       return 'succeeded'
     },

@@ -1,0 +1,205 @@
+import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
+import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
+import type { LeasedEndpoint } from './leases.repository.js'
+
+/** Failed attempts in a row (since the last success) from which an endpoint's circuit is open. */
+export const CIRCUIT_OPENS_AFTER = 5
+/** Requests in flight to an endpoint whose circuit is open: one probe at a time until one succeeds. */
+const OPEN_CIRCUIT_CAP = 1
+/** Attempts a lane keeps queued, at most (taken from the database in one statement for all lanes). */
+const QUEUE_SIZE = 100
+/** A lane asks for more when fewer than this are queued. */
+const REFILL_BELOW = 50
+
+/**
+ * How many attempts to take for an endpoint with `queued` queued: none while its queue is full enough,
+ * else up to QUEUE_SIZE (twice its cap while its circuit is open: no long queue for a dead receiver).
+ */
+export function wantFor(endpoint: { failuresInRow: number }, queued: number): number {
+  const open = endpoint.failuresInRow >= CIRCUIT_OPENS_AFTER
+  const size = open ? OPEN_CIRCUIT_CAP * 2 : QUEUE_SIZE
+  return queued < (open ? size : REFILL_BELOW) ? size - queued : 0
+}
+
+/** One attempt in flight, or being checked just before it starts. */
+interface Running {
+  claimed: ClaimedAttempt
+  abort: AbortController
+  done: Promise<void>
+}
+
+/** What an ended attempt leaves for the next step to write down. */
+export interface Ended {
+  claimed: ClaimedAttempt
+  outcome: AttemptOutcome
+}
+
+/** The endpoint whose lease this dispatcher holds, with its own queue and its own requests in flight. */
+export interface Lane {
+  id: number
+  accountId: number
+  queue: ClaimedAttempt[]
+  running: Map<number, Running>
+  failuresInRow: number
+  /** Since when it has had nothing queued nor in flight (undefined while it has). */
+  idleSince: number | undefined
+}
+
+export interface LanesOptions {
+  /** Requests in flight from this instance at most, over every lane (sockets). */
+  maxInFlight: number
+  /** Makes the attempt (never throws). */
+  run(claimed: ClaimedAttempt, signal: AbortSignal): Promise<AttemptOutcome>
+  /** Read just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over. */
+  isStillOwn(claimed: ClaimedAttempt): Promise<boolean>
+  /** Whether this instance's leases are surely still its own (false after a freeze, until renewed). */
+  mayStart(): boolean
+  /** Told when an attempt starts (the lag metric) and when one ends (a step should write it down). */
+  started(claimed: ClaimedAttempt): void
+  ended(): void
+}
+
+export type Lanes = ReturnType<typeof createLanes>
+
+/**
+ * The endpoints one dispatcher sends to, each a lane with its own queue: an attempt starts as soon as
+ * its lane has a free place (4 requests in flight, 1 while its circuit is open) and the instance a free
+ * socket, so an endpoint's rate is bounded by the receiver's speed, not by the dispatcher's steps. Lanes
+ * with work take the free sockets in turn, so no endpoint, however slow, holds more than its own places.
+ */
+export function createLanes(options: LanesOptions) {
+  const lanes = new Map<number, Lane>()
+  /** Lanes that may start an attempt now, in turn (a lane that started one goes to the back). */
+  const ready = new Set<Lane>()
+  let ended: Ended[] = []
+  let inFlight = 0
+
+  const capOf = (lane: Lane) =>
+    lane.failuresInRow >= CIRCUIT_OPENS_AFTER ? OPEN_CIRCUIT_CAP : MAX_IN_FLIGHT_PER_ENDPOINT
+
+  /** The first queued attempt whose event is not in flight to this endpoint already. */
+  function nextOf(lane: Lane): ClaimedAttempt | undefined {
+    const busy = new Set([...lane.running.values()].map((entry) => entry.claimed.event.seq))
+    const index = lane.queue.findIndex((claimed) => !busy.has(claimed.event.seq))
+    return index === -1 ? undefined : lane.queue.splice(index, 1)[0]
+  }
+
+  function start(lane: Lane, claimed: ClaimedAttempt): void {
+    const abort = new AbortController()
+    const entry = { claimed, abort } as Running
+    lane.running.set(claimed.id, entry)
+    lane.idleSince = undefined
+    inFlight++
+    entry.done = (async () => {
+      if (!(await options.isStillOwn(claimed)) || abort.signal.aborted) return undefined
+      options.started(claimed)
+      return options.run(claimed, abort.signal)
+    })().then((outcome) => {
+      lane.running.delete(claimed.id)
+      inFlight--
+      // Aborted (SIGTERM): given back by the dispatcher, never written as an outcome.
+      if (outcome && !abort.signal.aborted) {
+        ended.push({ claimed, outcome })
+        lane.failuresInRow = outcome.error === null ? 0 : lane.failuresInRow + 1
+      }
+      if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = Date.now()
+      ready.add(lane)
+      pump()
+      options.ended()
+    })
+  }
+
+  /** Starts what may start: lanes in turn, one attempt each per turn, while sockets are free. */
+  function pump(): void {
+    if (!options.mayStart()) return
+    while (inFlight < options.maxInFlight && ready.size > 0) {
+      for (const lane of ready) {
+        ready.delete(lane)
+        if (inFlight >= options.maxInFlight) {
+          ready.add(lane)
+          return
+        }
+        if (lane.running.size >= capOf(lane) || !lanes.has(lane.id)) continue
+        const claimed = nextOf(lane)
+        if (!claimed) continue
+        start(lane, claimed)
+        ready.add(lane)
+      }
+    }
+  }
+
+  return {
+    pump,
+    get size() {
+      return lanes.size
+    },
+    /** Lanes for endpoints just leased. */
+    add(leased: readonly LeasedEndpoint[], now: number): void {
+      for (const endpoint of leased) {
+        if (lanes.has(endpoint.id)) continue
+        const lane = { ...endpoint, queue: [], running: new Map(), idleSince: now }
+        lanes.set(endpoint.id, lane)
+      }
+    },
+    /** Queues attempts taken for these lanes and starts what may start. */
+    enqueue(taken: readonly ClaimedAttempt[]): void {
+      for (const claimed of taken) {
+        const lane = lanes.get(claimed.endpoint.id)
+        if (!lane || lane.running.has(claimed.id) || lane.queue.some((queued) => queued.id === claimed.id))
+          continue
+        lane.queue.push(claimed)
+        lane.idleSince = undefined
+        ready.add(lane)
+      }
+      pump()
+    },
+    /** How many attempts each lane should be sent to fill its queue (only lanes running low). */
+    wants(): { endpointId: number; count: number }[] {
+      const wants = []
+      for (const lane of lanes.values()) {
+        const count = wantFor(lane, lane.queue.length)
+        if (count > 0) wants.push({ endpointId: lane.id, count })
+      }
+      return wants
+    },
+    /** Lanes with nothing queued nor in flight since before `before`. */
+    idleSince(before: number): number[] {
+      return [...lanes.values()]
+        .filter((lane) => lane.idleSince !== undefined && lane.idleSince <= before)
+        .map((lane) => lane.id)
+    },
+    /**
+     * Forgets lanes (let go, or their lease was lost): their queued attempts are returned (to give back,
+     * when the lease is still this instance's); their attempts in flight end as they will.
+     */
+    remove(ids: readonly number[]): ClaimedAttempt[] {
+      const queued: ClaimedAttempt[] = []
+      for (const id of ids) {
+        const lane = lanes.get(id)
+        if (!lane) continue
+        queued.push(...lane.queue)
+        lanes.delete(id)
+        ready.delete(lane)
+      }
+      return queued
+    },
+    /** What ended since the last call (the step writes it down). */
+    takeEnded(): Ended[] {
+      const taken = ended
+      ended = []
+      return taken
+    },
+    ids: () => [...lanes.keys()],
+    /** Every attempt in flight, to wait for or abort at shutdown. */
+    running: (): Running[] => [...lanes.values()].flatMap((lane) => [...lane.running.values()]),
+    /** Requests in flight per account (a metric). */
+    inFlightByAccount(): Map<number, number> {
+      const counts = new Map<number, number>()
+      for (const lane of lanes.values()) {
+        if (lane.running.size > 0)
+          counts.set(lane.accountId, (counts.get(lane.accountId) ?? 0) + lane.running.size)
+      }
+      return counts
+    },
+  }
+}

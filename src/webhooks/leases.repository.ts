@@ -1,0 +1,174 @@
+import { hostname } from 'node:os'
+import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+
+/** The endpoint a dispatcher leased, with what its lane starts from. */
+export interface LeasedEndpoint {
+  id: number
+  accountId: number
+  failuresInRow: number
+}
+
+/**
+ * A dispatcher's owner id: `host/pid/uuid`. On SQLite every process that shares the file runs on this
+ * host, so a lease whose process is gone is known dead at once (a restart resumes without waiting for
+ * it to lapse); elsewhere a lease ends when its owner stops renewing it.
+ */
+export const ownerIdOf = (uuid: string): string => `${hostname()}/${process.pid}/${uuid}`
+
+/** Whether the process named in `owner` is known to be gone: this host, and no such process. */
+export function isDeadOwner(owner: string): boolean {
+  const [host, pid] = owner.split('/')
+  if (host !== hostname() || !pid || Number(pid) === process.pid) return false
+  try {
+    process.kill(Number(pid), 0)
+    return false
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH'
+  }
+}
+
+export type LeasesRepository = ReturnType<typeof createLeasesRepository>
+
+/**
+ * Endpoint leases: one dispatcher at a time sends to an endpoint, so it alone keeps the endpoint's cap
+ * of requests in flight (no claim between two requests, no lock between instances). A lease is held while
+ * its owner renews it (`lease_until`, database time); a lapsed one, or on SQLite a dead process's, is
+ * free to take.
+ */
+export function createLeasesRepository(handle: DbHandle) {
+  const claimable = handle.prepareRead((db, now: number) =>
+    db
+      .selectFrom('webhook_endpoints as e')
+      .select('e.id')
+      .where('e.status', '=', 'enabled')
+      .where('e.deleted_at', 'is', null)
+      .where((eb) => eb.or([eb('e.lease_until', 'is', null), eb('e.lease_until', '<', now)]))
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('webhook_attempts as a')
+            .select('a.id')
+            .whereRef('a.endpoint_id', '=', 'e.id')
+            .where('a.status', '=', 'pending')
+            .where('a.due_at', '<=', now),
+        ),
+      )
+      .limit(1),
+  )
+  const heldByOthers = handle.prepareRead((db, now: number) =>
+    db
+      .selectFrom('webhook_endpoints')
+      .select('lease_owner')
+      .distinct()
+      .where('lease_owner', 'is not', null)
+      .where('lease_until', '>=', now),
+  )
+
+  /** The owners of live leases whose process is gone (SQLite only: one host). */
+  async function deadOwners(now: number): Promise<string[]> {
+    if (handle.dialect !== 'sqlite') return []
+    const rows = await heldByOthers(now)
+    return rows.map((row) => row.lease_owner as string).filter(isDeadOwner)
+  }
+
+  return {
+    /** Whether an endpoint with a due attempt has no live lease (a cheap read before a write). */
+    async anyClaimable(now: number): Promise<boolean> {
+      return (await claimable(now)).length > 0 || (await deadOwners(now)).length > 0
+    },
+    /**
+     * Leases up to `limit` enabled endpoints that have a due attempt and no live lease, the longest
+     * unleased first (so that every endpoint gets its turn), to `owner` until `now + leaseMs`.
+     */
+    async acquire(
+      trx: Db,
+      options: { owner: string; now: number; leaseMs: number; limit: number },
+    ): Promise<LeasedEndpoint[]> {
+      const { now } = options
+      const dead = await deadOwners(now)
+      const candidates = await trx
+        .selectFrom('webhook_endpoints as e')
+        .select('e.id')
+        .where('e.status', '=', 'enabled')
+        .where('e.deleted_at', 'is', null)
+        .where((eb) =>
+          eb.or([
+            eb('e.lease_until', 'is', null),
+            eb('e.lease_until', '<', now),
+            ...(dead.length > 0 ? [eb('e.lease_owner', 'in', dead)] : []),
+          ]),
+        )
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('webhook_attempts as a')
+              .select('a.id')
+              .whereRef('a.endpoint_id', '=', 'e.id')
+              .where('a.status', '=', 'pending')
+              .where('a.due_at', '<=', now),
+          ),
+        )
+        .orderBy((eb) => eb.fn.coalesce('e.lease_until', eb.lit(0)))
+        .orderBy('e.id')
+        .limit(options.limit)
+        .execute()
+      if (candidates.length === 0) return []
+      // The condition again, in the update: of two instances that chose the same endpoint, one gets it.
+      const rows = await trx
+        .updateTable('webhook_endpoints')
+        .set({ lease_owner: options.owner, lease_until: now + options.leaseMs })
+        .where(
+          'id',
+          'in',
+          candidates.map((row) => row.id),
+        )
+        .where((eb) =>
+          eb.or([
+            eb('lease_until', 'is', null),
+            eb('lease_until', '<', now),
+            ...(dead.length > 0 ? [eb('lease_owner', 'in', dead)] : []),
+          ]),
+        )
+        .returning(['id', 'api_key_id', 'failures_in_row'])
+        .execute()
+      return rows.map((row) => ({
+        id: row.id,
+        accountId: row.api_key_id,
+        failuresInRow: row.failures_in_row,
+      }))
+    },
+    /** Extends every lease `owner` holds; the ids it still holds (a lease taken over is gone). */
+    async renew(trx: Db, owner: string, now: number, leaseMs: number): Promise<number[]> {
+      const rows = await trx
+        .updateTable('webhook_endpoints')
+        .set({ lease_until: now + leaseMs })
+        .where('lease_owner', '=', owner)
+        .returning('id')
+        .execute()
+      return rows.map((row) => row.id)
+    },
+    /**
+     * Locks endpoint rows in id order (PostgreSQL) before a step touches their attempts, as a disabling
+     * PATCH or a DELETE does (row, then attempts): the two never wait on each other in a circle.
+     */
+    async lockRows(trx: Db, ids: readonly number[]): Promise<void> {
+      if (handle.dialect !== 'postgres' || ids.length === 0) return
+      await trx
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('id', 'in', [...ids])
+        .orderBy('id')
+        .forUpdate()
+        .execute()
+    },
+    /** Lets endpoints go: free for any dispatcher at once. */
+    async release(trx: Db, owner: string, ids: readonly number[]): Promise<void> {
+      if (ids.length === 0) return
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ lease_owner: null, lease_until: null })
+        .where('id', 'in', [...ids])
+        .where('lease_owner', '=', owner)
+        .execute()
+    },
+  }
+}
