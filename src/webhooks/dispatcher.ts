@@ -129,7 +129,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       const fanned = fan ? await fanOut.fanOut(trx, now) : 0
       const limit = MAX_LANES - lanes.size
       const acquired = acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
-      const fresh = acquired.map((endpoint) => ({ endpointId: endpoint.id, count: wantFor(endpoint, 0) }))
+      const fresh = acquired.map((endpoint) => ({ endpointId: endpoint.id, count: wantFor(0) }))
       const stillHeld = new Set(held)
       const taken = await attempts.take(trx, {
         owner,

@@ -11,15 +11,8 @@ const QUEUE_SIZE = 100
 /** A lane asks for more when fewer than this are queued. */
 const REFILL_BELOW = 50
 
-/**
- * How many attempts to take for an endpoint with `queued` queued: none while its queue is full enough,
- * else up to QUEUE_SIZE (twice its cap while its circuit is open: no long queue for a dead receiver).
- */
-export function wantFor(endpoint: { failuresInRow: number }, queued: number): number {
-  const open = endpoint.failuresInRow >= CIRCUIT_OPENS_AFTER
-  const size = open ? OPEN_CIRCUIT_CAP * 2 : QUEUE_SIZE
-  return queued < (open ? size : REFILL_BELOW) ? size - queued : 0
-}
+/** How many attempts to take for a lane with `queued` queued: none while its queue is full enough. */
+export const wantFor = (queued: number): number => (queued < REFILL_BELOW ? QUEUE_SIZE - queued : 0)
 
 /** One attempt in flight, or being checked just before it starts. */
 interface Running {
@@ -157,7 +150,7 @@ export function createLanes(options: LanesOptions) {
     wants(): { endpointId: number; count: number }[] {
       const wants = []
       for (const lane of lanes.values()) {
-        const count = wantFor(lane, lane.queue.length)
+        const count = wantFor(lane.queue.length)
         if (count > 0) wants.push({ endpointId: lane.id, count })
       }
       return wants

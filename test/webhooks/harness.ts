@@ -14,6 +14,8 @@ export interface Received {
   headers: IncomingHttpHeaders
   body: string
   at: number
+  /** Requests to this receiver in flight when it arrived, itself included. */
+  concurrent: number
 }
 
 export interface Answer {
@@ -46,19 +48,28 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({ status
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
-      const got = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() }
-      receiver.received.push(got)
       receiver.inFlight++
+      const body = Buffer.concat(chunks).toString('utf8')
+      const got = { headers: request.headers, body, at: Date.now(), concurrent: receiver.inFlight }
+      receiver.received.push(got)
       receiver.maxInFlight = Math.max(receiver.maxInFlight, receiver.inFlight)
       const id = String(request.headers['webhook-id'])
       if ((answering.get(id) ?? 0) > 0) receiver.overlaps++
       answering.set(id, (answering.get(id) ?? 0) + 1)
       for (const waiter of waiters.filter((w) => receiver.received.length >= w.count)) waiter.resolve()
       const reply = receiver.answer(got)
-      setTimeout(() => {
+      // Over when answered, or when the sender hung up first (a killed instance's request is not in flight).
+      let over = false
+      const end = () => {
+        if (over) return
+        over = true
         receiver.inFlight--
         answering.set(id, (answering.get(id) ?? 1) - 1)
-        response.writeHead(reply.status, reply.headers).end('ok')
+      }
+      response.on('close', end)
+      setTimeout(() => {
+        end()
+        if (!response.destroyed) response.writeHead(reply.status, reply.headers).end('ok')
       }, reply.delayMs ?? 0)
     })
   })
