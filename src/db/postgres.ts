@@ -32,7 +32,7 @@ const types = {
  * read, or one whole transaction) has `timeoutMs` in all: waiting for the pool or a new connection, then
  * every query on it. A query that outlives the rest of that budget fails with DatabaseTimeoutError and its
  * connection is discarded, never handed to another request mid-answer. The server stops the same work on
- * its side (`statement_timeout`, `lock_timeout`). Without `timeoutMs` (migrations) nothing is bounded.
+ * its side (`statement_timeout`, `lock_timeout`, `idle_in_transaction_session_timeout`). Without `timeoutMs` (migrations) nothing is bounded.
  * Reads are SQL compiled once by Kysely, sent straight to the pool as named statements (PostgreSQL
  * parses and plans each once per connection). The change token is the current snapshot, one query per
  * turn of the event loop (snapshot-token.ts).
@@ -47,6 +47,9 @@ export function openPostgres(
     ...(timeoutMs !== undefined && {
       statement_timeout: timeoutMs,
       lock_timeout: timeoutMs,
+      // A process frozen mid-transaction (SIGSTOP, a paused VM) keeps its connection and its locks: the
+      // server ends such a session after the deadline, so no other instance waits on it for longer.
+      idle_in_transaction_session_timeout: timeoutMs,
       connectionTimeoutMillis: timeoutMs,
     }),
     types,
