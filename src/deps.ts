@@ -22,9 +22,10 @@ import type { Limits, RateLimitStore } from './rate-limit/rate-limit.port.js'
 import { createRedisStore } from './rate-limit/redis-store.js'
 import { isKeySubject } from './rate-limit/subjects.js'
 import { databaseStartupError } from './startup-errors.js'
-import { type AddressRules, type Resolve, systemResolve } from './webhooks/address.js'
+import type { AddressRules, Resolve } from './webhooks/address.js'
 import { createEndpointService, type EndpointService } from './webhooks/endpoints.service.js'
 import { createEventLog, type EventLog } from './webhooks/event-log.js'
+import { createDnsResolve } from './webhooks/resolve.js'
 import { createWebhookRetention } from './webhooks/retention.js'
 
 /** The object graph the server, the CLI and the tests share. */
@@ -63,7 +64,7 @@ export interface DepsOptions {
   logDestination?: DestinationStream
   /** Replaces the store the configuration picks (benchmarks compare against a no-op store). */
   rateLimitStore?: RateLimitStore
-  /** Resolves webhook host names (tests answer for names of their own); the system resolver by default. */
+  /** Resolves webhook host names (tests answer for names of their own); DNS (webhooks/resolve.ts) by default. */
   resolve?: Resolve
 }
 
@@ -97,7 +98,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const addressRules: AddressRules = {
     allowPrivate: config.webhooks.allowPrivate,
     allowHttp: config.env === 'staging',
-    resolve: options.resolve ?? systemResolve,
+    resolve: options.resolve ?? createDnsResolve(),
   }
   const purgeWebhookData = createWebhookRetention(database)
   const purge = setInterval(() => {

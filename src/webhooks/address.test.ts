@@ -5,9 +5,9 @@ import {
   pinnedLookup,
   type Resolve,
   type ResolvedAddress,
-  systemResolve,
   WebhookUrlError,
 } from './address.js'
+import { createDnsResolve } from './resolve.js'
 
 /** A resolver that records every name it is asked and answers from a table (unknown names: nothing). */
 function fakeResolver(table: Record<string, ResolvedAddress[] | Error> = {}) {
@@ -154,7 +154,7 @@ describe('checkWebhookUrl with a host name', () => {
   })
 
   it('refuses localhost through the system resolver', async () => {
-    const message = await refusal('https://localhost/', rules({ resolve: systemResolve }))
+    const message = await refusal('https://localhost/', rules({ resolve: createDnsResolve() }))
     expect(message).toMatch(/a loopback address/)
   })
 })

@@ -1,4 +1,3 @@
-import { lookup } from 'node:dns/promises'
 import { isIP, type LookupFunction } from 'node:net'
 import ipaddr from 'ipaddr.js'
 
@@ -9,12 +8,6 @@ export interface ResolvedAddress {
 
 /** Every address a host name resolves to. */
 export type Resolve = (hostname: string) => Promise<ResolvedAddress[]>
-
-/** The operating system's resolver (`/etc/hosts`, then DNS), every answer in the order it came. */
-export const systemResolve: Resolve = async (hostname) => {
-  const answers = await lookup(hostname, { all: true, verbatim: true })
-  return answers.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }))
-}
 
 export interface AddressRules {
   /** PETSTORE_WEBHOOKS_ALLOW_PRIVATE: any address and plain http. */
