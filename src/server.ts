@@ -9,6 +9,7 @@ import { drain } from './http/drain.js'
 import { registerMetricsRoute } from './http/metrics.js'
 import { listenStartupError } from './startup-errors.js'
 import { createDispatcher } from './webhooks/dispatcher.js'
+import { createQueueProbe } from './webhooks/queue-probe.js'
 
 export interface RunningServer {
   app: FastifyInstance
@@ -29,6 +30,7 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
     ...config.webhooks,
     observe: deps.metrics.webhooks,
   })
+  deps.metrics.webhooks.probe(createQueueProbe(deps.database, dispatcher))
   const servers: FastifyInstance[] = [app]
   let release = () => {}
   try {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
 /** Prometheus metrics of one app; each app has its own registry, so tests can build many. */
 export function createMetrics() {
@@ -43,6 +43,7 @@ export function createMetrics() {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
     registers: [registry],
   })
+  const queue = webhookQueueGauges(registry)
   /** Counts a response; `route` is the route pattern, never the raw URL (bounded cardinality). */
   function observeRequest(route: string, method: string, status: number, seconds: number): void {
     requests.inc({ route, method, status })
@@ -58,11 +59,86 @@ export function createMetrics() {
     webhooks: {
       settled: (outcome: string) => webhookDeliveries.inc({ outcome }),
       lag: (seconds: number) => webhookLag.observe(seconds),
+      /** Where the queue's gauges are read from at each scrape (server.ts, once the dispatcher runs). */
+      probe: (probe: WebhookQueueProbe) => {
+        queue.probe = probe
+      },
     },
   }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>
+
+/** What the webhook queue's gauges show, read when /metrics is scraped. */
+export interface WebhookQueueProbe {
+  /** Events not fanned out yet, and the commit time (ms) of the oldest. */
+  outbox(): Promise<{ depth: number; oldest: number | null }>
+  /** Attempts due now, every endpoint's. */
+  due(): Promise<number>
+  /** Enabled endpoints whose circuit is open. */
+  circuitOpen(): Promise<number>
+  /** This instance's requests in flight per account. */
+  inFlightByAccount(): Map<number, number>
+}
+
+/** Accounts shown in the in-flight gauge (the busiest): bounded labels whatever the number of accounts. */
+const TOP_ACCOUNTS = 10
+
+/**
+ * The webhook queue's gauges, read from the probe at each scrape. A probe that fails (the database is
+ * away) leaves them as they were: /metrics still answers, and /readyz never reads them.
+ */
+function webhookQueueGauges(registry: Registry) {
+  const state: { probe?: WebhookQueueProbe } = {}
+  const gauge = (name: string, help: string, read: (probe: WebhookQueueProbe) => Promise<number>) => {
+    const made: Gauge = new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect: async () => {
+        if (!state.probe) return
+        const value = await read(state.probe).catch(() => undefined)
+        if (value !== undefined) made.set(value)
+      },
+    })
+  }
+  gauge(
+    'petstore_webhook_outbox_depth',
+    'Events committed and not yet fanned out to their endpoints.',
+    async (probe) => (await probe.outbox()).depth,
+  )
+  gauge(
+    'petstore_webhook_outbox_oldest_age_seconds',
+    'Age of the oldest event not yet fanned out (0 when none waits).',
+    async (probe) => {
+      const { oldest } = await probe.outbox()
+      return oldest === null ? 0 : Math.max(0, Date.now() - oldest) / 1000
+    },
+  )
+  gauge(
+    'petstore_webhook_attempts_due',
+    'Webhook attempts due now and not yet made, every endpoint of every instance.',
+    (probe) => probe.due(),
+  )
+  gauge(
+    'petstore_webhook_endpoints_circuit_open',
+    'Enabled endpoints whose circuit is open (5 failures in a row: one request at a time).',
+    (probe) => probe.circuitOpen(),
+  )
+  const inFlight = new Gauge({
+    name: 'petstore_webhook_in_flight',
+    help: `This instance's webhook requests in flight, for its ${TOP_ACCOUNTS} busiest accounts.`,
+    labelNames: ['account'] as const,
+    registers: [registry],
+    collect: () => {
+      inFlight.reset()
+      if (!state.probe) return
+      const top = [...state.probe.inFlightByAccount()].sort((a, b) => b[1] - a[1]).slice(0, TOP_ACCOUNTS)
+      for (const [account, count] of top) inFlight.set({ account: String(account) }, count)
+    },
+  })
+  return state
+}
 
 export function registerMetricsRoute(app: FastifyInstance, metrics: Metrics): void {
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

@@ -1,6 +1,7 @@
 import { type Selectable, sql } from 'kysely'
 import type { Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
+import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>
 
@@ -27,7 +28,21 @@ export function createEndpointsRepository(handle: DbHandle) {
     own(db, apiKeyId).where('id', '>', afterId).orderBy('id').limit(limit),
   )
 
+  const circuitOpen = handle.prepareRead((db, threshold: number) =>
+    db
+      .selectFrom('webhook_endpoints')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('status', '=', 'enabled')
+      .where('deleted_at', 'is', null)
+      .where('failures_in_row', '>=', threshold),
+  )
+
   return {
+    /** Enabled endpoints whose circuit is open (a metric). */
+    async countCircuitOpen(): Promise<number> {
+      const [row] = await circuitOpen(CIRCUIT_OPENS_AFTER)
+      return Number(row?.count ?? 0)
+    },
     /** The account's live endpoint; another account's is as absent as a missing one. */
     async find(apiKeyId: number, id: number): Promise<EndpointRow | undefined> {
       const [row] = await byId(apiKeyId, id)

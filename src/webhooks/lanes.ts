@@ -1,9 +1,8 @@
 import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import type { LeasedEndpoint } from './leases.repository.js'
+import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
-/** Failed attempts in a row (since the last success) from which an endpoint's circuit is open. */
-export const CIRCUIT_OPENS_AFTER = 5
 /** Requests in flight to an endpoint whose circuit is open: one probe at a time until one succeeds. */
 const OPEN_CIRCUIT_CAP = 1
 /** Attempts a lane keeps queued, at most (taken from the database in one statement for all lanes). */

@@ -7,6 +7,12 @@ const JITTER = 0.2
 /** An endpoint whose deliveries have all failed this long is disabled. */
 export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 60 * 60 * 1000
 
+/**
+ * Failed attempts in a row (since the endpoint's last success) from which its circuit is open: one
+ * request at a time until one succeeds (lanes.ts).
+ */
+export const CIRCUIT_OPENS_AFTER = 5
+
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1
 
 /**

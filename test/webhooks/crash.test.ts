@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
+import { LEASE_MS } from '../../src/webhooks/dispatcher.js'
 import { burstThenKill, storedPets } from '../crash-scenario.js'
 import { createTestStores, onServices, type TestStores } from '../helpers.js'
 import {
@@ -11,7 +12,6 @@ import {
   spawnService,
   waitUntilHealthy,
 } from '../service-process.js'
-import { LEASE_MS } from '../../src/webhooks/dispatcher.js'
 import { expectEveryCommitDelivered } from './deliveries-check.js'
 import { type Receiver, startReceiver } from './harness.js'
 

@@ -41,6 +41,13 @@ async function receiver(answer?: Receiver['answer']): Promise<Receiver> {
   return started
 }
 
+/** The value of one sample of the app's /metrics, e.g. `petstore_webhook_in_flight{account="1"}`. */
+async function metric(app: WebhookApp, sample: string): Promise<number | undefined> {
+  const text = await (await fetch(`${app.origin}/metrics`)).text()
+  const line = text.split('\n').find((row) => row.startsWith(`${sample} `))
+  return line === undefined ? undefined : Number(line.slice(sample.length + 1))
+}
+
 async function subscribe(app: WebhookApp, key: string, url: string): Promise<{ id: string }> {
   const response = await app.api(key, 'POST', '/webhook_endpoints', { url, events: ['pet.*'] })
   expect(response.status).toBe(201)
@@ -77,6 +84,12 @@ describe('partners are isolated', () => {
       )
     await expect.poll(succeeded, { timeout: 5_000 }).toBe(300)
     expect(hung.connections).toBe(40)
+    // The metrics show who holds the requests in flight.
+    const accountA = (await t.deps.apiKeys.verifyApiKey(a)).id
+    const accountB = (await t.deps.apiKeys.verifyApiKey(b)).id
+    expect(await metric(t, `petstore_webhook_in_flight{account="${accountA}"}`)).toBe(40)
+    expect(await metric(t, `petstore_webhook_in_flight{account="${accountB}"}`)).toBeUndefined()
+    expect(await metric(t, 'petstore_webhook_outbox_depth')).toBe(0)
   }, 60_000)
 
   it('sends one request at a time to an endpoint that failed 5 times in a row, and 4 again after a success', async () => {
@@ -91,6 +104,7 @@ describe('partners are isolated', () => {
     // The first 4 went at once; by the 9th, 5 had failed and the 3 still in flight ended: one at a time.
     expect(slow.received.slice(0, 4).map((got) => got.concurrent)).toContain(4)
     expect(slow.received.slice(9).every((got) => got.concurrent === 1)).toBe(true)
+    expect(await metric(t, 'petstore_webhook_endpoints_circuit_open')).toBe(1)
     failing = false
     const seen = slow.received.length
     await slow.waitFor(seen + 20, 20_000)

@@ -1,0 +1,55 @@
+import { expect, it } from 'vitest'
+import { createFanOutRepository, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.repository.js'
+import { build } from '../helpers.js'
+
+it('fans an event out to 2,500 endpoints over several transactions, each writing at most FAN_OUT_ROWS attempts', async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  // Far beyond one account's 10: the bound must hold whatever the number of subscribers.
+  const endpoints = Array.from({ length: 2_500 }, (_, index) => ({
+    api_key_id: account,
+    url: `https://e${index}.example/`,
+    events: index % 2 === 0 ? '["pet.*"]' : '["*"]',
+    status: 'enabled',
+    secret: 'whsec_AA==',
+    enabled_after_seq: 0,
+    created_at: now,
+  }))
+  for (let start = 0; start < endpoints.length; start += 500) {
+    await db
+      .insertInto('webhook_endpoints')
+      .values(endpoints.slice(start, start + 500))
+      .execute()
+  }
+  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
+  await db.insertInto('events').values([event, event, event]).execute()
+  const fanOut = createFanOutRepository(handle)
+  const count = async () =>
+    Number(
+      (
+        await db
+          .selectFrom('webhook_attempts')
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .executeTakeFirstOrThrow()
+      ).count,
+    )
+  const written: number[] = []
+  const finished: number[] = []
+  while (await fanOut.anyWaiting()) {
+    const before = await count()
+    finished.push(await handle.write((trx) => fanOut.fanOut(trx, now)))
+    written.push((await count()) - before)
+  }
+  expect(Math.max(...written)).toBe(FAN_OUT_ROWS)
+  expect(written.reduce((sum, rows) => sum + rows, 0)).toBe(7_500)
+  expect(finished.reduce((sum, events) => sum + events, 0)).toBe(3)
+  const pairs = await db
+    .selectFrom('webhook_attempts')
+    .select(['event_seq', 'endpoint_id'])
+    .distinct()
+    .execute()
+  expect(pairs).toHaveLength(7_500)
+})
