@@ -22,12 +22,12 @@ export const BUSY_MS = 50
 /** An endpoint lease lasts this long (database time) unless renewed. */
 export const LEASE_MS = 5_000
 /** Leases are renewed this often; an instance that could not renew for LEASE_MS - RENEW_MS starts nothing. */
-const RENEW_MS = 1_000
+export const RENEW_MS = 1_000
 /** Endpoints one instance sends to at once, and requests it has in flight over all of them. */
 export const MAX_LANES = 1_024
 export const MAX_IN_FLIGHT = 1_024
 /** A lane with nothing to send is let go after this long (so that another instance may take it). */
-const LINGER_MS = 1_000
+export const LINGER_MS = 1_000
 
 export interface DispatcherDeps {
   handle: DbHandle

@@ -4,7 +4,7 @@ import { createAttemptsRepository } from './attempts.repository.js'
 import { subscribes } from './schedule.js'
 
 /** Events looked at per transaction. */
-const FAN_OUT_EVENTS = 200
+export const FAN_OUT_EVENTS = 200
 /**
  * Attempts written per transaction at most, whatever the number of subscribers: an event with more
  * takers is fanned out over several transactions (`fan_out_after` keeps its place).

@@ -4,9 +4,9 @@ import type { LeasedEndpoint } from './leases.repository.js'
 import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 /** Requests in flight to an endpoint whose circuit is open: one probe at a time until one succeeds. */
-const OPEN_CIRCUIT_CAP = 1
+export const OPEN_CIRCUIT_CAP = 1
 /** Attempts a lane keeps queued, at most (taken from the database in one statement for all lanes). */
-const QUEUE_SIZE = 100
+export const QUEUE_SIZE = 100
 /** A lane asks for more when fewer than this are queued. */
 const REFILL_BELOW = 50
 

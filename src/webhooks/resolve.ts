@@ -5,7 +5,7 @@ import type { Resolve, ResolvedAddress } from './address.js'
 /** A lookup takes this long at most, in all: its resources are freed then (no thread waits on it). */
 export const RESOLVE_DEADLINE_MS = 5_000
 /** Answers are kept for their TTL, but never longer than this. */
-const MAX_TTL_S = 300
+export const MAX_TTL_S = 300
 /** A name that does not resolve is asked again after this long at the earliest. */
 const NEGATIVE_TTL_S = 5
 /** Names remembered at most (the oldest is dropped). */

@@ -4,7 +4,7 @@ import { RETENTION_MS } from './event-log.js'
 import { createFanOutRepository } from './fan-out.repository.js'
 
 /** Rows deleted per transaction, so a purge never holds the database long. */
-const PURGE_BATCH = 1_000
+export const PURGE_BATCH = 1_000
 /** Batches per table and run (every 10 minutes): 50,000 rows, far above what a day adds at normal load. */
 const MAX_BATCHES = 50
 
