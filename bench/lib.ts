@@ -83,6 +83,8 @@ async function finishSeeding(handle: DbHandle): Promise<string> {
 export interface ServerProcess {
   port: number
   child: ChildProcess
+  /** What it printed so far. */
+  output(): string
   stop(): Promise<void>
 }
 
@@ -119,6 +121,7 @@ export async function startProcess(
   return {
     port,
     child,
+    output,
     stop: async () => {
       if (child.exitCode !== null) return removeLog()
       child.kill('SIGTERM')
@@ -156,10 +159,11 @@ export function startService(
   databasePath: string,
   env: NodeJS.ProcessEnv = {},
   main = 'dist/main.js',
+  nodeArgs: string[] = [],
 ): Promise<ServerProcess> {
   const portOf = (output: string) =>
     Number(/listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]) || undefined
-  return startProcess(process.execPath, [...START_OPTIONS, main], portOf, {
+  return startProcess(process.execPath, [...START_OPTIONS, ...nodeArgs, main], portOf, {
     DATABASE_URL: `sqlite:${databasePath}`,
     PORT: '0',
     HOST: '127.0.0.1',

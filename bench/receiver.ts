@@ -3,6 +3,7 @@
  * generator: `tsx bench/receiver.ts`; prints `listening <port>`. A POST to any path is a delivery (the path
  * names the endpoint): it is answered 204 as soon as its body is in, and recorded with the event's
  * `createdAt` and when it arrived. `GET /deliveries?from=N` gives the deliveries from the Nth on, `GET /count` how many came.
+ * A POST to a path under `/hang/` is never answered (a partner's server that accepts and hangs).
  */
 import { createServer } from 'node:http'
 
@@ -16,6 +17,7 @@ const server = createServer((request, response) => {
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
     return
   }
+  if (request.url?.startsWith('/hang/')) return
   const arrivedAt = Date.now()
   const chunks: Buffer[] = []
   request.on('data', (chunk: Buffer) => chunks.push(chunk))

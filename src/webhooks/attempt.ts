@@ -42,7 +42,7 @@ export async function makeAttempt(
       'webhook-signature': signatureHeader(claimed.endpoint.secrets, id, timestamp, body),
     }
     const timeoutMs = Math.max(1, options.timeoutMs - elapsed())
-    const agent = options.agents.agentFor(url, address)
+    const agent = options.agents.agentFor(claimed.endpoint.id, url, address)
     const response = await postWebhook({
       url,
       address,

@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js'
-import type { DbHandle } from '../db/handle.js'
+import { type DbHandle, prepareStatement } from '../db/handle.js'
 
 /** Requests in flight to one endpoint at most, across every instance (CONTRACT §14). */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 4
@@ -50,6 +50,31 @@ export function createAttemptsRepository(handle: DbHandle) {
       .where('id', '=', id)
       .where('lease_token', '=', owner)
       .where('status', '=', 'pending'),
+  )
+  const recordOutcome = prepareStatement(
+    handle.db,
+    (
+      db,
+      id: number,
+      owner: string,
+      status: string,
+      at: number,
+      httpStatus: number | null,
+      error: string | null,
+      durationMs: number,
+    ) =>
+      db
+        .updateTable('webhook_attempts')
+        .set({
+          status,
+          at,
+          http_status: httpStatus,
+          error,
+          duration_ms: durationMs,
+          lease_token: null,
+        })
+        .where('id', '=', id)
+        .where('lease_token', '=', owner),
   )
   const dueCount = handle.prepareRead((db, now: number) =>
     db
@@ -114,9 +139,13 @@ export function createAttemptsRepository(handle: DbHandle) {
 
   return {
     take,
-    /** Whether the attempt is still pending and `owner`'s (read just before it starts). */
-    async isStillOwn(id: number, owner: string): Promise<boolean> {
-      return (await stillOwn(id, owner)).length > 0
+    /**
+     * Whether the attempt is still pending and `owner`'s (read just before it starts): synchronous on
+     * SQLite, whose reads are.
+     */
+    isStillOwn(id: number, owner: string): boolean | Promise<boolean> {
+      const rows = stillOwn(id, owner)
+      return Array.isArray(rows) ? rows.length > 0 : rows.then((found) => found.length > 0)
     },
     /** Whether any of these endpoints has a due attempt that `owner` does not hold yet (a cheap read). */
     async anyDueFor(endpointIds: readonly number[], owner: string, now: number): Promise<boolean> {
@@ -143,20 +172,10 @@ export function createAttemptsRepository(handle: DbHandle) {
      * was disabled or deleted while it was in flight is written as it ended.
      */
     async record(trx: Db, id: number, owner: string, outcome: AttemptOutcome): Promise<boolean> {
-      const updated = await trx
-        .updateTable('webhook_attempts')
-        .set({
-          status: outcome.error === null ? 'succeeded' : 'failed',
-          at: outcome.startedAt,
-          http_status: outcome.httpStatus,
-          error: outcome.error,
-          duration_ms: outcome.durationMs,
-          lease_token: null,
-        })
-        .where('id', '=', id)
-        .where('lease_token', '=', owner)
-        .executeTakeFirst()
-      return updated.numUpdatedRows > 0n
+      const status = outcome.error === null ? 'succeeded' : 'failed'
+      const { startedAt, httpStatus, error, durationMs } = outcome
+      const result = await recordOutcome(trx, id, owner, status, startedAt, httpStatus, error, durationMs)
+      return (result.numAffectedRows ?? 0n) > 0n
     },
     /** Attempts to make, pending from their `dueAt` (several statements of 1,000 rows at most). */
     async schedule(trx: Db, attempts: readonly NextAttempt[]): Promise<void> {

@@ -123,9 +123,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       await leases.lockRows(trx, [
         ...new Set([...wants.map((want) => want.endpointId), ...ended.map((end) => end.claimed.endpoint.id)]),
       ])
-      const settled: Settled[] = []
-      for (const { claimed, outcome } of ended)
-        settled.push(await settler.settle(trx, claimed, outcome, owner, now))
+      const settled = await settler.settleAll(trx, ended, owner, now)
       const fanned = fan ? await fanOut.fanOut(trx, now) : 0
       const limit = MAX_LANES - lanes.size
       const acquired = acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
@@ -169,7 +167,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       await Promise.race([Promise.all(lanes.running().map((entry) => entry.done)), late])
       clearTimeout(deadline)
       const unfinished = lanes.running()
-      for (const entry of unfinished) entry.abort.abort()
+      lanes.abortAll()
       await Promise.all(unfinished.map((entry) => entry.done))
       const release = async () => {
         await step(false)

@@ -16,7 +16,6 @@ export const wantFor = (queued: number): number => (queued < REFILL_BELOW ? QUEU
 /** One attempt in flight, or being checked just before it starts. */
 interface Running {
   claimed: ClaimedAttempt
-  abort: AbortController
   done: Promise<void>
 }
 
@@ -42,8 +41,11 @@ export interface LanesOptions {
   maxInFlight: number
   /** Makes the attempt (never throws). */
   run(claimed: ClaimedAttempt, signal: AbortSignal): Promise<AttemptOutcome>
-  /** Read just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over. */
-  isStillOwn(claimed: ClaimedAttempt): Promise<boolean>
+  /**
+   * Read just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over.
+   * Synchronous where the database is (SQLite), so the attempt starts in the same turn as the read.
+   */
+  isStillOwn(claimed: ClaimedAttempt): boolean | Promise<boolean>
   /** Whether this instance's leases are surely still its own (false after a freeze, until renewed). */
   mayStart(): boolean
   /** Told when an attempt starts (the lag metric) and when one ends (a step should write it down). */
@@ -76,21 +78,26 @@ export function createLanes(options: LanesOptions) {
     return index === -1 ? undefined : lane.queue.splice(index, 1)[0]
   }
 
+  /** Aborts every attempt in flight at once (SIGTERM, after the drain): one signal for all. */
+  const stop = new AbortController()
+
   function start(lane: Lane, claimed: ClaimedAttempt): void {
-    const abort = new AbortController()
-    const entry = { claimed, abort } as Running
+    const entry = { claimed } as Running
     lane.running.set(claimed.id, entry)
     lane.idleSince = undefined
     inFlight++
-    entry.done = (async () => {
-      if (!(await options.isStillOwn(claimed)) || abort.signal.aborted) return undefined
+    const attempt = (own: boolean) => {
+      if (!own || stop.signal.aborted) return undefined
       options.started(claimed)
-      return options.run(claimed, abort.signal)
-    })().then((outcome) => {
+      return options.run(claimed, stop.signal)
+    }
+    const own = options.isStillOwn(claimed)
+    const outcome = typeof own === 'boolean' ? attempt(own) : own.then(attempt)
+    entry.done = Promise.resolve(outcome).then((outcome) => {
       lane.running.delete(claimed.id)
       inFlight--
       // Aborted (SIGTERM): given back by the dispatcher, never written as an outcome.
-      if (outcome && !abort.signal.aborted) {
+      if (outcome && !stop.signal.aborted) {
         ended.push({ claimed, outcome })
         lane.failuresInRow = outcome.error === null ? 0 : lane.failuresInRow + 1
       }
@@ -182,8 +189,10 @@ export function createLanes(options: LanesOptions) {
       return taken
     },
     ids: () => [...lanes.keys()],
-    /** Every attempt in flight, to wait for or abort at shutdown. */
+    /** Every attempt in flight, to wait for at shutdown. */
     running: (): Running[] => [...lanes.values()].flatMap((lane) => [...lane.running.values()]),
+    /** Aborts every attempt in flight; none is written down (the dispatcher gives them back). */
+    abortAll: () => stop.abort(),
     /** Requests in flight per account (a metric). */
     inFlightByAccount(): Map<number, number> {
       const counts = new Map<number, number>()

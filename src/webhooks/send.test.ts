@@ -213,7 +213,7 @@ describe('parseRetryAfter', () => {
 })
 
 describe('createAgentPool', () => {
-  it('keeps a connection alive per origin and checked address, and reuses it only towards that address', async () => {
+  it('keeps connections alive per endpoint, origin and checked address, and reuses them only towards that address', async () => {
     const ports: number[] = []
     const receiver = await startReceiver((res, req) => {
       ports.push(req.socket.remotePort ?? 0)
@@ -222,9 +222,11 @@ describe('createAgentPool', () => {
     const pool = createAgentPool()
     const url = new URL(`http://hook.test:${receiver.port}/in`)
     const loopback = { address: '127.0.0.1', family: 4 } as const
-    const agent = pool.agentFor(url, loopback)
-    expect(pool.agentFor(url, loopback)).toBe(agent)
-    expect(pool.agentFor(url, { address: '127.0.0.2', family: 4 })).not.toBe(agent)
+    const agent = pool.agentFor(1, url, loopback)
+    expect(pool.agentFor(1, url, loopback)).toBe(agent)
+    expect(pool.agentFor(1, url, { address: '127.0.0.2', family: 4 })).not.toBe(agent)
+    // Another endpoint on the same host has connections of its own.
+    expect(pool.agentFor(2, url, loopback)).not.toBe(agent)
     for (let i = 0; i < 3; i++) {
       const response = await postWebhook(webhookTo(url.href, { agent }))
       expect(response.error).toBeNull()

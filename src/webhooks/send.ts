@@ -98,21 +98,22 @@ function send({ url, address, headers, body, agent }: WebhookRequest): ClientReq
   })
 }
 
-/** Origins-and-addresses whose connections are kept alive at once; the oldest is closed beyond. */
-const MAX_AGENTS = 1_000
+/** Endpoints-at-addresses whose connections are kept alive at once; the oldest is closed beyond. */
+const MAX_AGENTS = 2_048
 /** Idle kept-alive connections per agent (an endpoint has at most 4 requests in flight). */
 const FREE_SOCKETS = 4
 
 /**
- * Kept-alive connections for webhook attempts: one agent per URL origin and checked address, so an
- * attempt to an endpoint that answered a moment ago skips the TCP (and TLS) handshake, and a socket is
- * only ever reused towards the address it was opened to.
+ * Kept-alive connections for webhook attempts: one agent per endpoint, URL origin and checked address, so
+ * an attempt to an endpoint that answered a moment ago skips the TCP (and TLS) handshake, each endpoint
+ * keeps the 4 connections its 4 places use (endpoints that share a host do not close each other's), and a
+ * socket is only ever reused towards the address it was opened to.
  */
 export function createAgentPool() {
   const agents = new Map<string, HttpAgent>()
   return {
-    agentFor(url: URL, address: ResolvedAddress): HttpAgent {
-      const key = `${url.origin} ${address.address}`
+    agentFor(endpointId: number, url: URL, address: ResolvedAddress): HttpAgent {
+      const key = `${endpointId} ${url.origin} ${address.address}`
       const known = agents.get(key)
       if (known) return known
       const oldest = agents.size >= MAX_AGENTS ? agents.keys().next().value : undefined

@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js'
-import type { DbHandle } from '../db/handle.js'
+import { type DbHandle, prepareStatement } from '../db/handle.js'
 import { type AttemptOutcome, type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
 import { createDisabler } from './disable.js'
 import { FAILING_DISABLES_AFTER_MS, retryDelayMs } from './schedule.js'
@@ -47,24 +47,37 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
     return 'retried'
   }
 
+  const closeCircuit = prepareStatement(handle.db, (db, id: number) =>
+    db
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: null, failures_in_row: 0 })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('failures_in_row', '>', 0)])),
+  )
+
   return {
-    async settle(
+    /**
+     * Writes down attempts that ended (all `owner`'s), in order; how each one counts for the metrics. A
+     * success ends its endpoint's failing streak and closes its circuit (once per endpoint).
+     */
+    async settleAll(
       trx: Db,
-      claimed: ClaimedAttempt,
-      outcome: AttemptOutcome,
+      ended: readonly { claimed: ClaimedAttempt; outcome: AttemptOutcome }[],
       owner: string,
       now: number,
-    ): Promise<Settled> {
-      if (!(await attempts.record(trx, claimed.id, owner, outcome))) return 'lost'
-      if (outcome.error !== null) return afterFailure(trx, claimed, outcome, now)
-      // A success ends the endpoint's failing streak and closes its circuit (whoever opened it).
-      await trx
-        .updateTable('webhook_endpoints')
-        .set({ failing_since: null, failures_in_row: 0 })
-        .where('id', '=', claimed.endpoint.id)
-        .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('failures_in_row', '>', 0)]))
-        .execute()
-      return 'succeeded'
+    ): Promise<Settled[]> {
+      const settled: Settled[] = []
+      const succeeded = new Set<number>()
+      for (const { claimed, outcome } of ended) {
+        if (!(await attempts.record(trx, claimed.id, owner, outcome))) settled.push('lost')
+        else if (outcome.error !== null) settled.push(await afterFailure(trx, claimed, outcome, now))
+        else {
+          succeeded.add(claimed.endpoint.id)
+          settled.push('succeeded')
+        }
+      }
+      for (const id of succeeded) await closeCircuit(trx, id)
+      return settled
     },
   }
 }
