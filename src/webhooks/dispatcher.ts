@@ -106,7 +106,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     const ended = lanes.takeEnded()
     const startedAt = Date.now()
     const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
-    const fan = claim && (await fanOut.anyWaiting())
+    const fan = claim && (await fanOut.anyWaiting()) && (await fanOut.anyHungry(startedAt))
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
     const idle = lanes.idleSince(startedAt - LINGER_MS)
     const wants = claim ? lanes.wants() : []

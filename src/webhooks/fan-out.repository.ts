@@ -11,6 +11,13 @@ export const FAN_OUT_EVENTS = 200
  */
 export const FAN_OUT_ROWS = 2_000
 
+/**
+ * Events wait in the outbox (one row each) while every enabled endpoint has this many attempts due: a
+ * write then costs one row, not one per subscriber, and the rows are written as the queues drain. One
+ * hungry endpoint is enough to fan out, so no backlog, however long, holds back anyone else's events.
+ */
+export const FAN_OUT_AHEAD = 500
+
 export type FanOutRepository = ReturnType<typeof createFanOutRepository>
 
 /** An enabled endpoint as the fan-out judges it. */
@@ -30,6 +37,25 @@ export function createFanOutRepository(handle: DbHandle) {
   const queue = createAttemptsRepository(handle)
   const waiting = handle.prepareRead((db, limit: number) =>
     db.selectFrom('events').select('seq').where('fanned_out', '=', 0).orderBy('seq').limit(limit),
+  )
+  const enabledIds = handle.prepareRead((db) =>
+    db
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('status', '=', 'enabled')
+      .where('deleted_at', 'is', null)
+      .orderBy('id'),
+  )
+  // Whether the endpoint has FAN_OUT_AHEAD attempts due: reads that many index entries at most.
+  const saturated = handle.prepareRead((db, endpointId: number, now: number) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select('id')
+      .where('endpoint_id', '=', endpointId)
+      .where('status', '=', 'pending')
+      .where('due_at', '<=', now)
+      .offset(FAN_OUT_AHEAD - 1)
+      .limit(1),
   )
   const outbox = handle.prepareRead((db) =>
     db
@@ -98,6 +124,16 @@ export function createFanOutRepository(handle: DbHandle) {
     /** Whether any committed event waits to be fanned out (a cheap read before a write transaction). */
     async anyWaiting(): Promise<boolean> {
       return (await waiting(1)).length > 0
+    },
+    /**
+     * Whether some enabled endpoint has fewer than FAN_OUT_AHEAD attempts due (retries due later do
+     * not count): the first one found answers.
+     */
+    async anyHungry(now: number): Promise<boolean> {
+      for (const { id } of await enabledIds()) {
+        if ((await saturated(id, now)).length === 0) return true
+      }
+      return false
     },
     /** Events not fanned out yet, and the commit time of the oldest (metrics). */
     async outbox(): Promise<{ depth: number; oldest: number | null }> {

@@ -4,7 +4,7 @@ import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import { BUSY_MS, LEASE_MS, LINGER_MS, MAX_IN_FLIGHT, MAX_LANES, POLL_MS, RENEW_MS } from './dispatcher.js'
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import { RETENTION_MS } from './event-log.js'
-import { FAN_OUT_EVENTS, FAN_OUT_ROWS } from './fan-out.repository.js'
+import { FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS } from './fan-out.repository.js'
 import { OPEN_CIRCUIT_CAP, QUEUE_SIZE } from './lanes.js'
 import { MAX_TTL_S, RESOLVE_DEADLINE_MS } from './resolve.js'
 import { PURGE_BATCH } from './retention.js'
@@ -17,6 +17,7 @@ const n = (value: number) => value.toLocaleString('en')
 it.each([
   ['fan-out events per transaction', `takes up to ${n(FAN_OUT_EVENTS)} of them`],
   ['fan-out attempts per transaction', `writes at most ${n(FAN_OUT_ROWS)} attempts`],
+  ['the fan-out gate', `has ${FAN_OUT_AHEAD} attempts due`],
   ['lanes per instance', `up to ${n(MAX_LANES)} at once`],
   ['sockets per instance', `(${n(MAX_IN_FLIGHT)} in all`],
   ['a lane’s queue', `up to ${QUEUE_SIZE} of the endpoint's due attempts`],

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { createFanOutRepository, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.repository.js'
+import { createFanOutRepository, FAN_OUT_AHEAD, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.repository.js'
 import { build } from '../helpers.js'
 
 it('fans an event out to 2,500 endpoints over several transactions, each writing at most FAN_OUT_ROWS attempts', async (context) => {
@@ -52,4 +52,50 @@ it('fans an event out to 2,500 endpoints over several transactions, each writing
     .distinct()
     .execute()
   expect(pairs).toHaveLength(7_500)
+})
+
+it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD attempts due; retries due later do not count', async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const endpoint = (url: string) => ({
+    api_key_id: account,
+    url,
+    events: '["*"]',
+    status: 'enabled',
+    secret: 'whsec_AA==',
+    enabled_after_seq: 0,
+    created_at: now,
+  })
+  const [slow, fast] = await db
+    .insertInto('webhook_endpoints')
+    .values([endpoint('https://slow.example/'), endpoint('https://fast.example/')])
+    .returning('id')
+    .execute()
+  const backlog = (endpointId: number, dueAt: number) =>
+    Array.from({ length: FAN_OUT_AHEAD }, (_, index) => ({
+      event_seq: index + 1,
+      endpoint_id: endpointId,
+      attempt: 1,
+      status: 'pending',
+      due_at: dueAt,
+      at: dueAt,
+    }))
+  const fanOut = createFanOutRepository(handle)
+  await db
+    .insertInto('webhook_attempts')
+    .values(backlog(slow?.id ?? 0, now))
+    .execute()
+  // One endpoint's backlog, however long, holds back nobody: the other is hungry.
+  expect(await fanOut.anyHungry(now)).toBe(true)
+  // Retries due later are not work to do now.
+  await db
+    .insertInto('webhook_attempts')
+    .values(backlog(fast?.id ?? 0, now + 60_000))
+    .execute()
+  expect(await fanOut.anyHungry(now)).toBe(true)
+  // Every endpoint has FAN_OUT_AHEAD due: events wait, one row each.
+  expect(await fanOut.anyHungry(now + 60_000)).toBe(false)
 })
