@@ -13,6 +13,8 @@ import { startJsonServer, startPrism } from './competitors.js'
 import { type Auth, createHarness, createRequest, getPetRequest, listRequest, withServer } from './harness.js'
 import { type ServerProcess, seedDatabase, startService, startTsScript } from './lib.js'
 import { machine, markdown } from './report.js'
+import { sqliteStore } from './scale-stores.js'
+import { measureWebhookScale, scaleMarkdown } from './webhook-scale.js'
 import { measureWebhooks, webhooksMarkdown } from './webhooks.js'
 
 const { values } = parseArgs({
@@ -124,14 +126,15 @@ try {
     lagSeconds: values.quick ? 2 : 10,
     rounds: values.quick ? 1 : 3,
   })
+  const scale = await measureWebhookScale(sqliteStore(dir), { quick: values.quick })
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim()
   const info = machine()
   const settings = `${connections} connections, ${duration} s per row`
-  const report = `${markdown(rows, info, command, settings)}\n${webhooksMarkdown(webhooks)}`
+  const report = `${markdown(rows, info, command, settings)}\n${webhooksMarkdown(webhooks)}\n${scaleMarkdown(scale)}`
   console.log(`\n${report}`)
   if (!values.quick || values.write) {
     writeFileSync('bench/RESULTS.md', report)
-    const results = { machine: info, command, rows, webhooks }
+    const results = { machine: info, command, rows, webhooks, webhookScale: scale }
     writeFileSync('bench/results.json', `${JSON.stringify(results, null, 2)}\n`)
   }
 } finally {

@@ -14,7 +14,9 @@ import { withChildren } from './cpu.js'
 import { createHarness, createRequest, getPetRequest, listRequest, withServer } from './harness.js'
 import { seedDatabase, seedFreshPostgres, startService, startTsScript } from './lib.js'
 import { machine } from './report.js'
+import { postgresStore } from './scale-stores.js'
 import { servicesMarkdown } from './services-report.js'
+import { measureWebhookScale, scaleMarkdown } from './webhook-scale.js'
 
 const { values } = parseArgs({
   options: {
@@ -68,13 +70,14 @@ try {
     await measureMixed('pg-mixed', server, listRequest(auth), createRequest(auth))
   })
 
+  const scale = await measureWebhookScale(postgresStore(adminUrl, redisUrl), { quick: values.quick })
   const command = `npm run bench:services -- ${process.argv.slice(2).join(' ')}`.trim()
-  const report = servicesMarkdown(
+  const report = `${servicesMarkdown(
     rows,
     machine(),
     command,
     `${connections} connections, ${duration} s per row`,
-  )
+  )}\n${scaleMarkdown(scale)}`
   console.log(`\n${report}`)
   if (!values.quick || values.write) writeFileSync('bench/SERVICES.md', report)
 } finally {

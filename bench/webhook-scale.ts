@@ -9,102 +9,29 @@
  *   whose server accepts and never answers;
  * - fan-out: 100 accounts × 10 endpoints on `pet.*`, one pet a second, listPets load beside it, and the
  *   same listPets load without endpoints.
+ * `--only throughput|fan-out` runs one scene and prints its figures; `--cpu-prof` profiles its service
+ * into bench/profiles/ (read it with Chrome DevTools or speedscope).
  */
 
 import { mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { signatureHeader } from '../src/webhooks/signature.js'
 import { cpuTicks, TICK_MICROSECONDS } from './cpu.js'
+import { api, createAtRate, lagsOf, type Receiver, startReceiver, subscribe } from './deliveries.js'
 import { createRequest, listRequest, withServer } from './harness.js'
-import { runLoad, type ServerProcess, startService, startTsScript } from './lib.js'
+import { runLoad, startService } from './lib.js'
 import { type Store, sqliteStore } from './scale-stores.js'
 
 const ENV = { PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1' }
-const TAIL_WAIT_MS = 120_000
 /** listPets a second beside the fan-out scene. */
 const LIST_RATE = 200
 
-interface Delivery {
-  endpoint: string
-  webhookId: string
-  createdAt: number
-  arrivedAt: number
-}
-
-async function startReceiver() {
-  const process = await startTsScript('bench/receiver.ts', [])
-  const base = `http://127.0.0.1:${process.port}`
-  const count = async () => ((await (await fetch(`${base}/count`)).json()) as { count: number }).count
-  return {
-    base,
-    port: process.port,
-    count,
-    deliveries: async (from = 0) =>
-      (await (await fetch(`${base}/deliveries?from=${from}`)).json()) as Delivery[],
-    /** Waits until `expected` more than `from` came (or TAIL_WAIT_MS passed). */
-    async waitFor(from: number, expected: number): Promise<void> {
-      const deadline = performance.now() + TAIL_WAIT_MS
-      while ((await count()) - from < expected && performance.now() < deadline) await delay(50)
-    },
-    close: () => process.stop(),
-  }
-}
-type Receiver = Awaited<ReturnType<typeof startReceiver>>
-
-const api = (server: ServerProcess, key: string, method: string, path: string, body?: unknown) =>
-  fetch(`http://127.0.0.1:${server.port}/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  })
-
-async function subscribe(server: ServerProcess, key: string, urls: string[], events = ['pet.*']) {
-  for (const url of urls) {
-    const response = await api(server, key, 'POST', '/webhook_endpoints', { url, events })
-    if (response.status !== 201)
-      throw new Error(`subscribing ${url}: ${response.status} ${await response.text()}`)
-  }
-}
-
-/** One pet every `intervalMs`, `count` in all; the number that committed. */
-async function createAtRate(server: ServerProcess, key: string, count: number, intervalMs: number) {
-  const start = performance.now()
-  const sent: Promise<boolean>[] = []
-  for (let i = 0; i < count; i++) {
-    await delay(Math.max(0, start + i * intervalMs - performance.now()))
-    sent.push(
-      api(server, key, 'POST', '/pets', { name: `Scale ${i}`, categoryId: 1 }).then(async (response) => {
-        await response.arrayBuffer()
-        return response.status === 201
-      }),
-    )
-  }
-  return (await Promise.all(sent)).filter(Boolean).length
-}
-
-const quantile = (sorted: number[], q: number) => sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? 0
-
-/** The first arrival of each (endpoint, event) among `deliveries`, and its commit-to-arrival lags, sorted. */
-function lagsOf(deliveries: Delivery[]) {
-  const first = new Map<string, Delivery>()
-  for (const delivery of deliveries) {
-    const key = `${delivery.endpoint} ${delivery.webhookId}`
-    if (!first.has(key)) first.set(key, delivery)
-  }
-  const lags = [...first.values()].map((d) => d.arrivedAt - d.createdAt).sort((a, b) => a - b)
-  return {
-    distinct: first.size,
-    p50: quantile(lags, 0.5),
-    p99: quantile(lags, 0.99),
-    arrivals: [...first.values()],
-  }
-}
-
 export interface ScaleFigures {
+  /** Which store: SQLite, or PostgreSQL + Redis. */
+  label: string
   throughput: {
     creates: number
     perSecond: number
@@ -302,26 +229,7 @@ async function fanOutScene(
   )
 }
 
-/** The fan-out scene alone, the service started with `nodeArgs` (`--cpu-prof`, say). */
-export async function profileFanOut(store: Store, seconds: number, nodeArgs: string[]): Promise<FanOutRun> {
-  const receiver = await startReceiver()
-  try {
-    return await fanOutScene(store, receiver, seconds, true, nodeArgs)
-  } finally {
-    await receiver.close()
-  }
-}
-
-/** The throughput scene alone. */
-export async function profileThroughput(store: Store, seconds: number, nodeArgs: string[] = []) {
-  const receiver = await startReceiver()
-  try {
-    return await throughputScene(store, receiver, seconds, nodeArgs)
-  } finally {
-    await receiver.close()
-  }
-}
-
+/** Every scene, on fresh services over `store`'s fresh databases. */
 export async function measureWebhookScale(store: Store, options: { quick: boolean }): Promise<ScaleFigures> {
   const receiver = await startReceiver()
   try {
@@ -333,13 +241,27 @@ export async function measureWebhookScale(store: Store, options: { quick: boolea
     const seconds = options.quick ? 10 : 60
     const fanOut = await fanOutScene(store, receiver, seconds, true)
     const quiet = await fanOutScene(store, receiver, seconds, false)
-    const figures = {
+    return {
+      label: store.label,
       throughput: { ...throughput, ceilingPerSec },
       isolation: { alone, beside },
       fanOut,
       listPetsP99Alone: quiet.listPetsP99Ms,
     }
-    console.log(scaleMarkdown(figures, store.label))
+  } finally {
+    await receiver.close()
+  }
+}
+
+/**
+ * One scene alone, its service started with `nodeArgs` (`--cpu-prof --cpu-prof-dir=bench/profiles`, to
+ * see where a delivery's time goes); its figures.
+ */
+async function measureScene(store: Store, scene: 'throughput' | 'fan-out', nodeArgs: string[]) {
+  const receiver = await startReceiver()
+  try {
+    if (scene === 'fan-out') return await fanOutScene(store, receiver, 10, true, nodeArgs)
+    const { sampleBody: _, ...figures } = await throughputScene(store, receiver, 5, nodeArgs)
     return figures
   } finally {
     await receiver.close()
@@ -349,11 +271,11 @@ export async function measureWebhookScale(store: Store, options: { quick: boolea
 const n = (value: number) => Math.round(value).toLocaleString('en')
 const ratio = (value: number, of: number) => (of > 0 ? (value / of).toFixed(2) : '-')
 
-export function scaleMarkdown(f: ScaleFigures, label: string): string {
+export function scaleMarkdown(f: ScaleFigures): string {
   const t = f.throughput
   const { alone, beside } = f.isolation
   return [
-    `## Webhooks at partner scale (${label})`,
+    `## Webhooks at partner scale (${f.label})`,
     '',
     '| scene | figure | goal |',
     '|---|---|---|',
@@ -369,10 +291,22 @@ export function scaleMarkdown(f: ScaleFigures, label: string): string {
 }
 
 if (process.argv[1] === import.meta.filename) {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } })
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      'cpu-prof': { type: 'boolean', default: false },
+    },
+  })
   const dir = mkdtempSync(join(tmpdir(), 'petstore-scale-'))
   try {
-    await measureWebhookScale(sqliteStore(dir), { quick: values.quick })
+    const store = sqliteStore(dir)
+    const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : []
+    if (values.only === 'throughput' || values.only === 'fan-out') {
+      console.log(await measureScene(store, values.only, nodeArgs))
+    } else {
+      console.log(scaleMarkdown(await measureWebhookScale(store, { quick: values.quick })))
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

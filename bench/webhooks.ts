@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
+import { type Delivery, quantile, type Receiver, startReceiver, subscribe } from './deliveries.js'
 import {
   type Auth,
   createHarness,
@@ -18,7 +19,7 @@ import {
   type Request,
   withServer,
 } from './harness.js'
-import { type ServerProcess, seedDatabase, startService, startTsScript } from './lib.js'
+import { type ServerProcess, seedDatabase, startService } from './lib.js'
 import { type Row, rowTable, type Target, targetLines, versus } from './report.js'
 
 const ENDPOINTS = 3
@@ -37,14 +38,6 @@ const PAIRS: { without: string; with: string; request: (auth: Auth) => Request; 
   // order.placed and the pet's pet.updated
   { without: 'placeOrder', with: 'placeOrder-webhooks', request: orderRequest, events: 2 },
 ]
-
-/** One POST the receiver took: its endpoint (the path), `webhook-id`, the event's createdAt, when it came. */
-interface Delivery {
-  endpoint: string
-  webhookId: string
-  createdAt: number
-  arrivedAt: number
-}
 
 export interface WebhookPair {
   without: string
@@ -76,34 +69,6 @@ export interface WebhookSection {
   lag: LagFigures
 }
 
-/** The receiver (bench/receiver.ts, its own process): `/1` … `/3` are the endpoints. */
-async function startReceiver() {
-  const process = await startTsScript('bench/receiver.ts', [])
-  const base = `http://127.0.0.1:${process.port}`
-  return {
-    /** The deliveries that came from the `from`th on. */
-    deliveries: async (from = 0) =>
-      (await (await fetch(`${base}/deliveries?from=${from}`)).json()) as Delivery[],
-    count: async () => ((await (await fetch(`${base}/count`)).json()) as { count: number }).count,
-    urls: Array.from({ length: ENDPOINTS }, (_, i) => `${base}/${i + 1}`),
-    close: () => process.stop(),
-  }
-}
-
-type Receiver = Awaited<ReturnType<typeof startReceiver>>
-
-async function subscribe(server: ServerProcess, auth: Auth, urls: string[]): Promise<void> {
-  for (const url of urls) {
-    const response = await fetch(`http://127.0.0.1:${server.port}/v1/webhook_endpoints`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ url, events: ['*'] }),
-    })
-    if (response.status !== 201)
-      throw new Error(`subscribing ${url}: ${response.status} ${await response.text()}`)
-  }
-}
-
 /** Of the rows named `name` (one per round), keeps the one of median throughput; returns its round. */
 function keepMedianRow(rows: Row[], name: string): number {
   const rounds = rows.filter((row) => row.name === name)
@@ -114,10 +79,11 @@ function keepMedianRow(rows: Row[], name: string): number {
   return median ? rounds.indexOf(median) : 0
 }
 
-/** The value at quantile `q` of ascending `sorted` (nearest rank). */
-const quantile = (sorted: number[], q: number) => sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? 0
-
 /** One pet every LAG_INTERVAL_MS for `seconds`, then waits for every delivery (or TAIL_WAIT_MS). */
+/** The receiver's `/1` … `/3`: the endpoints. */
+const endpointUrls = (receiver: Receiver) =>
+  Array.from({ length: ENDPOINTS }, (_, i) => `${receiver.base}/${i + 1}`)
+
 async function measureLag(server: ServerProcess, auth: Auth, receiver: Receiver, seconds: number) {
   const from = await receiver.count()
   const { body } = createRequest(auth)
@@ -171,7 +137,8 @@ export async function measureWebhooks(options: {
   rounds: number
 }): Promise<WebhookSection> {
   const template = join(options.dir, 'webhooks.sqlite')
-  const auth = { authorization: `Bearer ${await seedDatabase(template, PETS, { status: 'available' })}` }
+  const key = await seedDatabase(template, PETS, { status: 'available' })
+  const auth = { authorization: `Bearer ${key}` }
   let copies = 0
   const freshService = () => {
     const path = join(options.dir, `webhooks-${++copies}.sqlite`)
@@ -188,7 +155,7 @@ export async function measureWebhooks(options: {
       for (let round = 0; round < options.rounds; round++) {
         await withServer(freshService(), (server) => measure(pair.without, server, pair.request(auth)))
         await withServer(freshService(), async (server) => {
-          await subscribe(server, auth, receiver.urls)
+          await subscribe(server, key, endpointUrls(receiver), ['*'])
           const before = await receiver.count()
           const started = performance.now()
           await measure(pair.with, server, pair.request(auth))
@@ -205,7 +172,7 @@ export async function measureWebhooks(options: {
       pairs.push({ without: pair.without, with: pair.with, ...(flows[kept] ?? flows[0]) } as WebhookPair)
     }
     const lag = await withServer(freshService(), async (server) => {
-      await subscribe(server, auth, receiver.urls)
+      await subscribe(server, key, endpointUrls(receiver), ['*'])
       return measureLag(server, auth, receiver, options.lagSeconds)
     })
     console.log(
