@@ -154,6 +154,14 @@ export interface WebhookAttemptsTable {
   redelivery: Generated<number>
 }
 
+/** An endpoint's earlier subscription, in force for the events up to `until_seq` since the one before. */
+export interface WebhookSubscriptionHistoryTable {
+  endpoint_id: number
+  until_seq: number
+  /** JSON array, as `webhook_endpoints.events`. */
+  events: string
+}
+
 /** Always empty outside the readiness probe's transaction (db/write-health.ts). */
 export interface StorageProbeTable {
   id: number
@@ -172,6 +180,7 @@ export interface Database {
   events: EventsTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_attempts: WebhookAttemptsTable
+  webhook_subscription_history: WebhookSubscriptionHistoryTable
 }
 
 /** The database handle every repository function takes first (or a transaction of it). */

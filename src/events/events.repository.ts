@@ -63,6 +63,14 @@ export function eventBodyOf(
   return `${head.slice(0, -1)},"data":{"object":${row.object}}}`
 }
 
+/**
+ * Taken by a change that must fall exactly between two events (an endpoint created, re-enabled or
+ * subscribed anew, as of the last committed event): no event commits between its read of that event and
+ * its own commit.
+ */
+export const lockEventOrder = (handle: Pick<DbHandle, 'dialect'>, trx: Db) =>
+  lockTransaction(handle, trx, EVENT_ORDER_LOCK)
+
 export type EventRecorder = ReturnType<typeof createEventRecorder>
 
 /**

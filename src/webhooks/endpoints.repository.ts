@@ -105,6 +105,16 @@ export function createEndpointsRepository(handle: DbHandle) {
         .where('id', '=', id)
         .execute()
     },
+    /**
+     * Keeps the subscription an endpoint had until now (`events`, JSON) for the events committed so far
+     * that are not fanned out yet: they are judged by it, not by the one that replaces it.
+     */
+    async keepSubscription(trx: Db, id: number, events: string): Promise<void> {
+      await trx
+        .insertInto('webhook_subscription_history')
+        .values({ endpoint_id: id, until_seq: lastEventSeq(), events })
+        .execute()
+    },
     /** Every account's live endpoints (the operators' CLI), ascending id. */
     all: () => live(handle.db).orderBy('id').execute(),
   }

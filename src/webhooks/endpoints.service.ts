@@ -3,6 +3,7 @@ import { lockTransaction } from '../db/advisory-lock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
+import { lockEventOrder } from '../events/events.repository.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import { createAttemptsRepository } from './attempts.repository.js'
@@ -70,6 +71,8 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
         )
       }
       const fields = { url, events: body.events, description: body.description ?? null }
+      // It takes the events that commit after this one does, exactly (see enabled_after_seq).
+      await lockEventOrder(handle, trx)
       return repository.insert(trx, apiKeyId, fields, secret, clock.now())
     })
     return { ...toEndpoint(row), secret }
@@ -96,12 +99,17 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     const now = clock.now()
     return handle.write(async (trx) => {
       const row = await owned(trx, apiKeyId, id)
+      // Exactly between two events: those committed so far keep the subscription they committed under.
+      await lockEventOrder(handle, trx)
+      const events = changes.events === undefined ? undefined : JSON.stringify(changes.events)
+      if (events !== undefined && events !== row.events)
+        await repository.keepSubscription(trx, row.id, row.events)
       if (changes.status === 'disabled') await disableIn(trx, row.id, null, now)
       // Re-enabled: from the last committed event on (nothing missed meanwhile), the five-day rule afresh.
       if (changes.status === 'enabled' && row.status !== 'enabled') await repository.reenable(trx, row.id)
       const updated = await repository.update(trx, row.id, {
         ...(url !== undefined && { url }),
-        ...(changes.events !== undefined && { events: JSON.stringify(changes.events) }),
+        ...(events !== undefined && { events }),
         ...(changes.description !== undefined && { description: changes.description }),
       })
       return toEndpoint(updated ?? row)

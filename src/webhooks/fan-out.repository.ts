@@ -25,7 +25,10 @@ interface Taker {
   id: number
   api_key_id: number
   enabled_after_seq: number
+  /** Today's subscription. */
   patterns: string[]
+  /** Earlier ones, oldest first: each in force for the events up to `untilSeq` since the one before. */
+  earlier: { untilSeq: number; patterns: string[] }[]
 }
 
 /**
@@ -78,7 +81,7 @@ export function createFanOutRepository(handle: DbHandle) {
     if (handle.dialect === 'postgres') query = query.forUpdate().skipLocked()
     const events = await query.execute()
     if (events.length === 0) return 0
-    const takers = await enabledEndpoints(trx)
+    const takers = await enabledEndpoints(trx, events[0]?.seq ?? 0)
     let budget = FAN_OUT_ROWS
     const done: number[] = []
     for (const event of events) {
@@ -87,7 +90,7 @@ export function createFanOutRepository(handle: DbHandle) {
           endpoint.id > event.fan_out_after &&
           (event.api_key_id === null || event.api_key_id === endpoint.api_key_id) &&
           event.seq > endpoint.enabled_after_seq &&
-          subscribes(endpoint.patterns, event.type),
+          subscribes(patternsAt(endpoint, event.seq), event.type),
       )
       const part = all.slice(0, budget)
       await queue.schedule(
@@ -140,6 +143,14 @@ export function createFanOutRepository(handle: DbHandle) {
       const [row] = await outbox()
       return { depth: Number(row?.depth ?? 0), oldest: row?.oldest == null ? null : Number(row.oldest) }
     },
+    /** Forgets earlier subscriptions that no event waiting to be fanned out can need any more. */
+    async pruneSubscriptions(trx: Db): Promise<void> {
+      const oldestWaiting = trx
+        .selectFrom('events')
+        .select((eb) => eb.fn.coalesce(eb.fn.min('seq'), eb.lit(Number.MAX_SAFE_INTEGER)).as('seq'))
+        .where('fanned_out', '=', 0)
+      await trx.deleteFrom('webhook_subscription_history').where('until_seq', '<', oldestWaiting).execute()
+    },
     /**
      * Deletes events older than `before` that were fanned out, oldest first, at most `batch` rows; how
      * many. An event still waiting is kept, however old: its deliveries were promised at its commit.
@@ -158,8 +169,11 @@ export function createFanOutRepository(handle: DbHandle) {
   }
 }
 
-/** Every enabled live endpoint, ascending id (an event's remaining takers follow its `fan_out_after`). */
-async function enabledEndpoints(trx: Db): Promise<Taker[]> {
+/**
+ * Every enabled live endpoint, ascending id (an event's remaining takers follow its `fan_out_after`),
+ * with its earlier subscriptions still in force for some event from `fromSeq` on.
+ */
+async function enabledEndpoints(trx: Db, fromSeq: number): Promise<Taker[]> {
   const rows = await trx
     .selectFrom('webhook_endpoints')
     .select(['id', 'api_key_id', 'events', 'enabled_after_seq'])
@@ -167,5 +181,22 @@ async function enabledEndpoints(trx: Db): Promise<Taker[]> {
     .where('deleted_at', 'is', null)
     .orderBy('id')
     .execute()
-  return rows.map((row) => ({ ...row, patterns: JSON.parse(row.events) as string[] }))
+  const history = await trx
+    .selectFrom('webhook_subscription_history')
+    .select(['endpoint_id', 'until_seq', 'events'])
+    .where('until_seq', '>=', fromSeq)
+    .orderBy('until_seq')
+    .execute()
+  return rows.map((row) => ({
+    ...row,
+    patterns: JSON.parse(row.events) as string[],
+    earlier: history
+      .filter((kept) => kept.endpoint_id === row.id)
+      .map((kept) => ({ untilSeq: kept.until_seq, patterns: JSON.parse(kept.events) as string[] })),
+  }))
+}
+
+/** The subscription in force when event `seq` committed: the earliest kept one that held for it, else today's. */
+function patternsAt(taker: Taker, seq: number): string[] {
+  return taker.earlier.find((kept) => kept.untilSeq >= seq)?.patterns ?? taker.patterns
 }

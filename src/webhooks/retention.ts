@@ -8,10 +8,15 @@ export const PURGE_BATCH = 1_000
 /** Batches per table and run (every 10 minutes): 50,000 rows, far above what a day adds at normal load. */
 const MAX_BATCHES = 50
 
-/** Deletes events and attempts older than 30 days (CONTRACT §14), in bounded batches. */
+/**
+ * Deletes events and attempts older than 30 days (CONTRACT §14), in bounded batches, and the earlier
+ * subscriptions no waiting event needs.
+ */
 export function createWebhookRetention(handle: DbHandle) {
-  const purges = [createAttemptsRepository(handle).purge, createFanOutRepository(handle).purgeEvents]
+  const fanOut = createFanOutRepository(handle)
+  const purges = [createAttemptsRepository(handle).purge, fanOut.purgeEvents]
   return async (now: number): Promise<void> => {
+    await handle.write((trx) => fanOut.pruneSubscriptions(trx))
     const before = now - RETENTION_MS
     for (const purge of purges) {
       for (let batch = 0; batch < MAX_BATCHES; batch++) {

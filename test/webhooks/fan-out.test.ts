@@ -99,3 +99,41 @@ it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD atte
   // Every endpoint has FAN_OUT_AHEAD due: events wait, one row each.
   expect(await fanOut.anyHungry(now + 60_000)).toBe(false)
 })
+
+it('judges each event by the subscription in force at its commit, however late it is fanned out', async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const key = await t.issueKey()
+  const account = (await t.deps.apiKeys.verifyApiKey(key)).id
+  const endpoints = t.deps.webhookEndpoints
+  const created = await endpoints.create(account, {
+    url: 'https://93.184.216.34/in',
+    events: ['pet.created'],
+  })
+  const event = (type: string) => ({
+    type,
+    api_key_id: null,
+    resource_version: 1,
+    object: '{}',
+    created_at: t.clock.now(),
+  })
+  const insert = async (type: string) =>
+    (await db.insertInto('events').values(event(type)).returning('seq').executeTakeFirstOrThrow()).seq
+  // Committed under ["pet.created"], then the subscription changes twice while they wait in the outbox.
+  const first = await insert('pet.created')
+  const second = await insert('pet.deleted')
+  await endpoints.patch(account, created.id, { events: ['pet.deleted'] })
+  const third = await insert('pet.created')
+  const fourth = await insert('pet.deleted')
+  await endpoints.patch(account, created.id, { events: ['*'] })
+  const fifth = await insert('pet.updated')
+  const fanOut = createFanOutRepository(handle)
+  while (await fanOut.anyWaiting()) await handle.write((trx) => fanOut.fanOut(trx, t.clock.now()))
+  const attempts = await db.selectFrom('webhook_attempts').select('event_seq').orderBy('event_seq').execute()
+  expect(attempts.map((row) => row.event_seq)).toEqual([first, fourth, fifth])
+  expect(second).toBeLessThan(third)
+  // Once nothing waits, the earlier subscriptions are forgotten.
+  await handle.write((trx) => fanOut.pruneSubscriptions(trx))
+  expect(await db.selectFrom('webhook_subscription_history').selectAll().execute()).toEqual([])
+})

@@ -9,8 +9,10 @@ type AnyDb = Kysely<any>
  * endpoint and keeps its 4 requests in flight without a step between them. `failures_in_row` opens the
  * endpoint's circuit. An event is fanned out in bounded parts: `fan_out_after` is the last endpoint id it
  * was fanned out to. The due index leads with the endpoint, so a claim reads one endpoint's queue however
- * long another's is; the purge of finished attempts reads along `at`. Additive, but for two indexes that
- * the new claims no longer read.
+ * long another's is; the purge of finished attempts reads along `at`. `webhook_subscription_history`
+ * keeps an endpoint's earlier subscriptions, each with the last event it held for, so that an event is
+ * judged by the subscription in force at its commit. Additive, but for two indexes that the new claims no
+ * longer read.
  */
 export async function up(db: AnyDb): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter
@@ -24,6 +26,17 @@ export async function up(db: AnyDb): Promise<void> {
   await db.schema
     .alterTable('events')
     .addColumn('fan_out_after', int64, (col) => col.notNull().defaultTo(0))
+    .execute()
+  await db.schema
+    .createTable('webhook_subscription_history')
+    .addColumn('endpoint_id', int64, (col) => col.notNull())
+    .addColumn('until_seq', int64, (col) => col.notNull())
+    .addColumn('events', 'text', (col) => col.notNull())
+    .execute()
+  await db.schema
+    .createIndex('webhook_subscription_history_endpoint')
+    .on('webhook_subscription_history')
+    .columns(['endpoint_id', 'until_seq'])
     .execute()
   await db.schema.dropIndex('webhook_attempts_due').execute()
   await db.schema.dropIndex('webhook_attempts_leased').execute()
@@ -42,6 +55,7 @@ export async function up(db: AnyDb): Promise<void> {
 }
 
 export async function down(db: AnyDb): Promise<void> {
+  await db.schema.dropTable('webhook_subscription_history').execute()
   await db.schema.dropIndex('webhook_attempts_finished').execute()
   await db.schema.dropIndex('webhook_attempts_queue').execute()
   await db.schema
