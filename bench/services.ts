@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { withChildren } from './cpu.js'
 import { createHarness, createRequest, getPetRequest, listRequest, withServer } from './harness.js'
+import { instancesMarkdown, measureWritesAcross } from './instances.js'
 import { seedDatabase, seedFreshPostgres, startService, startTsScript } from './lib.js'
 import { machine } from './report.js'
 import { postgresStore } from './scale-stores.js'
@@ -70,6 +71,10 @@ try {
     await measureMixed('pg-mixed', server, listRequest(auth), createRequest(auth))
   })
 
+  const across = []
+  for (const instances of [1, 3]) {
+    across.push(await measureWritesAcross({ env: scaleOut, key, instances, connections, duration }))
+  }
   const scale = await measureWebhookScale(postgresStore(adminUrl, redisUrl), { quick: values.quick })
   const command = `npm run bench:services -- ${process.argv.slice(2).join(' ')}`.trim()
   const report = `${servicesMarkdown(
@@ -77,7 +82,7 @@ try {
     machine(),
     command,
     `${connections} connections, ${duration} s per row`,
-  )}\n${scaleMarkdown(scale)}`
+  )}\n${instancesMarkdown(across, connections, duration)}\n${scaleMarkdown(scale)}`
   console.log(`\n${report}`)
   if (!values.quick || values.write) writeFileSync('bench/SERVICES.md', report)
 } finally {

@@ -81,7 +81,7 @@ export interface PetStatusCountsTable {
 
 /** The outbox (CONTRACT §14): one row per committed change, written in the change's transaction. */
 export interface EventsTable {
-  /** Commit order: on PostgreSQL writers of events take one lock, so ids are drawn in commit order. */
+  /** Publication order: on PostgreSQL one publisher at a time numbers events (events.repository.ts). */
   seq: Generated<number>
   type: string
   /** The account an `order.*` event belongs to; null: every account sees it (`pet.*`). */
@@ -154,6 +154,19 @@ export interface WebhookAttemptsTable {
   redelivery: Generated<number>
 }
 
+/**
+ * PostgreSQL: events as their changes committed them, in no order, until a publisher numbers them into
+ * `events` (events/events.repository.ts). Always empty on SQLite, whose one writer numbers them at once.
+ */
+export interface EventOutboxTable {
+  id: Generated<number>
+  type: string
+  api_key_id: number | null
+  resource_version: number
+  object: string
+  created_at: number
+}
+
 /** An endpoint's earlier subscription, in force for the events up to `until_seq` since the one before. */
 export interface WebhookSubscriptionHistoryTable {
   endpoint_id: number
@@ -181,6 +194,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable
   webhook_attempts: WebhookAttemptsTable
   webhook_subscription_history: WebhookSubscriptionHistoryTable
+  event_outbox: EventOutboxTable
 }
 
 /** The database handle every repository function takes first (or a transaction of it). */

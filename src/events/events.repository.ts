@@ -30,15 +30,16 @@ export interface NewEvent {
 export type EventRow = Selectable<EventsTable>
 
 /**
- * Writers of events on PostgreSQL take this transaction-level lock just before their event rows, so the
- * events' sequence numbers are drawn in commit order: a walk of `seq > n` can never later meet a smaller
- * number that committed after it passed. It is held from the insert to the commit only (the insert is
- * the transaction's last statement), and SQLite has one writer anyway.
+ * Publishers of events on PostgreSQL take this transaction-level lock (held to their commit), so event
+ * numbers are drawn in the order publications commit: a walk of `seq > n` can never later meet a smaller
+ * number. Writers of changes never take it: they write to `event_outbox`, in no order.
  */
-const EVENT_ORDER_LOCK = 0x7065_7473 // "pets"
+const PUBLISH_LOCK = 0x7065_7473 // "pets"
 
 /** Rows per INSERT (a group commit may hold thousands of creates): 5 parameters each. */
 const INSERT_CHUNK_ROWS = 1_000
+/** Events one publication moves at most (a publisher loops until the outbox is empty). */
+const PUBLISH_BATCH = 1_000
 
 /** Public event ids sort as text in commit order: `evt_` and the sequence number, zero-padded. */
 export const eventIdOf = (seq: number): string => `evt_${String(seq).padStart(16, '0')}`
@@ -64,24 +65,53 @@ export function eventBodyOf(
 }
 
 /**
- * Taken by a change that must fall exactly between two events (an endpoint created, re-enabled or
- * subscribed anew, as of the last committed event): no event commits between its read of that event and
- * its own commit.
+ * Numbers the events committed so far into `events` (PostgreSQL; SQLite numbers them as they are written),
+ * in the caller's transaction, one publisher at a time: every event committed before this call has an id
+ * when it returns, and none committed later gets a smaller one. A change that must fall exactly between
+ * two events (an endpoint created, re-enabled or subscribed anew, as of the last event) calls it first.
  */
-export const lockEventOrder = (handle: Pick<DbHandle, 'dialect'>, trx: Db) =>
-  lockTransaction(handle, trx, EVENT_ORDER_LOCK)
+export async function publishEvents(handle: Pick<DbHandle, 'dialect'>, trx: Db): Promise<number> {
+  if (handle.dialect !== 'postgres') return 0
+  await lockTransaction(handle, trx, PUBLISH_LOCK)
+  let published = 0
+  for (;;) {
+    const rows = await trx
+      .selectFrom('event_outbox')
+      .select(['id', 'type', 'api_key_id', 'resource_version', 'object', 'created_at'])
+      .orderBy('id')
+      .limit(PUBLISH_BATCH)
+      .execute()
+    if (rows.length === 0) return published
+    await trx
+      .insertInto('events')
+      .values(rows.map(({ id: _, ...event }) => event))
+      .execute()
+    await trx
+      .deleteFrom('event_outbox')
+      .where(
+        'id',
+        'in',
+        rows.map((row) => row.id),
+      )
+      .execute()
+    published += rows.length
+    if (rows.length < PUBLISH_BATCH) return published
+  }
+}
 
 export type EventRecorder = ReturnType<typeof createEventRecorder>
 
 /**
  * The outbox's writing side, for the services that change pets and orders: `record` writes the change's
- * events in the change's own transaction, and must be its last statement (see EVENT_ORDER_LOCK).
+ * events in the change's own transaction. On PostgreSQL they go to `event_outbox` without any lock
+ * between writers, and a publisher numbers them (`publishEvents`); SQLite, one writer at a time, numbers
+ * them at once.
  */
 export function createEventRecorder(handle: Pick<DbHandle, 'dialect'>, now: () => number) {
+  const table = handle.dialect === 'postgres' ? 'event_outbox' : 'events'
   return {
     async record(trx: Db, events: readonly NewEvent[]): Promise<void> {
       if (events.length === 0) return
-      await lockTransaction(handle, trx, EVENT_ORDER_LOCK)
       const createdAt = now()
       for (let start = 0; start < events.length; start += INSERT_CHUNK_ROWS) {
         const rows = events.slice(start, start + INSERT_CHUNK_ROWS).map((event) => ({
@@ -91,7 +121,7 @@ export function createEventRecorder(handle: Pick<DbHandle, 'dialect'>, now: () =
           object: JSON.stringify(event.object),
           created_at: createdAt,
         }))
-        await trx.insertInto('events').values(rows).execute()
+        await trx.insertInto(table).values(rows).execute()
       }
     },
   }

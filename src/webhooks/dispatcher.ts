@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
+import { publishEvents } from '../events/events.repository.js'
 import type { AddressRules } from './address.js'
 import { makeAttempt } from './attempt.js'
 import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
@@ -106,6 +107,8 @@ export function createDispatcher(deps: DispatcherDeps) {
     const ended = lanes.takeEnded()
     const startedAt = Date.now()
     const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
+    // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once).
+    if (claim && (await fanOut.anyUnpublished())) await handle.write((trx) => publishEvents(handle, trx))
     const fan = claim && (await fanOut.anyWaiting()) && (await fanOut.anyHungry(startedAt))
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
     const idle = lanes.idleSince(startedAt - LINGER_MS)

@@ -3,7 +3,7 @@ import { lockTransaction } from '../db/advisory-lock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import { lockEventOrder } from '../events/events.repository.js'
+import { publishEvents } from '../events/events.repository.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import { createAttemptsRepository } from './attempts.repository.js'
@@ -72,7 +72,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
       }
       const fields = { url, events: body.events, description: body.description ?? null }
       // It takes the events that commit after this one does, exactly (see enabled_after_seq).
-      await lockEventOrder(handle, trx)
+      await publishEvents(handle, trx)
       return repository.insert(trx, apiKeyId, fields, secret, clock.now())
     })
     return { ...toEndpoint(row), secret }
@@ -100,7 +100,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     return handle.write(async (trx) => {
       const row = await owned(trx, apiKeyId, id)
       // Exactly between two events: those committed so far keep the subscription they committed under.
-      await lockEventOrder(handle, trx)
+      await publishEvents(handle, trx)
       const events = changes.events === undefined ? undefined : JSON.stringify(changes.events)
       if (events !== undefined && events !== row.events)
         await repository.keepSubscription(trx, row.id, row.events)

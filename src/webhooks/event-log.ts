@@ -2,12 +2,19 @@ import type { Clock } from '../clock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import { type EventRow, eventBodyOf, eventIdOf, seqOfEventId } from '../events/events.repository.js'
+import {
+  type EventRow,
+  eventBodyOf,
+  eventIdOf,
+  publishEvents,
+  seqOfEventId,
+} from '../events/events.repository.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { MAX_SAFE_ID } from '../schema-ref.js'
 import { createAttemptsRepository } from './attempts.repository.js'
 import { createEndpointsRepository } from './endpoints.repository.js'
 import { endpointIdOf, endpointNumberOf } from './endpoints.service.js'
+import { createFanOutRepository } from './fan-out.repository.js'
 import { subscribes } from './schedule.js'
 import type { AttemptStatus, DeliveryAttempt } from './webhooks.schemas.js'
 
@@ -25,6 +32,7 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
   const { handle, clock } = deps
   const endpoints = createEndpointsRepository(handle)
   const attempts = createAttemptsRepository(handle)
+  const fanOut = createFanOutRepository(handle)
   const visible = (db: DbHandle['db'], apiKeyId: number, since: number) =>
     db
       .selectFrom('events')
@@ -69,6 +77,8 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
   }
 
   async function listEvents(query: { apiKeyId: number; limit: number; type?: string; cursor?: string }) {
+    // Every event committed before this page is read has its id first (PostgreSQL publishes them).
+    if (await fanOut.anyUnpublished()) await handle.write((trx) => publishEvents(handle, trx))
     const afterSeq = afterIdOf(query.cursor)
     const since = clock.now() - RETENTION_MS
     const rows =

@@ -66,6 +66,12 @@ export function createFanOutRepository(handle: DbHandle) {
       .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
       .where('fanned_out', '=', 0),
   )
+  const unpublished = handle.prepareRead((db) =>
+    db
+      .selectFrom('event_outbox')
+      .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')]),
+  )
+  const anyUnpublished = handle.prepareRead((db) => db.selectFrom('event_outbox').select('id').limit(1))
 
   /**
    * Fans out waiting events, oldest first, writing at most FAN_OUT_ROWS attempts; how many events it
@@ -138,10 +144,21 @@ export function createFanOutRepository(handle: DbHandle) {
       }
       return false
     },
-    /** Events not fanned out yet, and the commit time of the oldest (metrics). */
+    /** Whether events wait to be published (PostgreSQL: `publishEvents` numbers them). */
+    async anyUnpublished(): Promise<boolean> {
+      return (await anyUnpublished()).length > 0
+    },
+    /** Events not fanned out yet (published or not), and the commit time of the oldest (metrics). */
     async outbox(): Promise<{ depth: number; oldest: number | null }> {
-      const [row] = await outbox()
-      return { depth: Number(row?.depth ?? 0), oldest: row?.oldest == null ? null : Number(row.oldest) }
+      const rows = [...(await outbox()), ...(await unpublished())]
+      const oldest = rows
+        .map((row) => row.oldest)
+        .filter((at) => at != null)
+        .map(Number)
+      return {
+        depth: rows.reduce((sum, row) => sum + Number(row.depth), 0),
+        oldest: oldest.length > 0 ? Math.min(...oldest) : null,
+      }
     },
     /** Forgets earlier subscriptions that no event waiting to be fanned out can need any more. */
     async pruneSubscriptions(trx: Db): Promise<void> {

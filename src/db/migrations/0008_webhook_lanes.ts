@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely'
+import { type ColumnDefinitionBuilder, type Kysely, PostgresAdapter, sql } from 'kysely'
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations must not depend on today's table types
 type AnyDb = Kysely<any>
@@ -11,8 +11,9 @@ type AnyDb = Kysely<any>
  * was fanned out to. The due index leads with the endpoint, so a claim reads one endpoint's queue however
  * long another's is; the purge of finished attempts reads along `at`. `webhook_subscription_history`
  * keeps an endpoint's earlier subscriptions, each with the last event it held for, so that an event is
- * judged by the subscription in force at its commit. Additive, but for two indexes that the new claims no
- * longer read.
+ * judged by the subscription in force at its commit. On PostgreSQL a change writes its events to
+ * `event_outbox` (no lock between writers) and a publisher moves them to `events`, numbering them in the
+ * order it publishes them. Additive, but for two indexes that the new claims no longer read.
  */
 export async function up(db: AnyDb): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter
@@ -26,6 +27,17 @@ export async function up(db: AnyDb): Promise<void> {
   await db.schema
     .alterTable('events')
     .addColumn('fan_out_after', int64, (col) => col.notNull().defaultTo(0))
+    .execute()
+  const id = (col: ColumnDefinitionBuilder) =>
+    postgres ? col.primaryKey().generatedByDefaultAsIdentity() : col.primaryKey().autoIncrement()
+  await db.schema
+    .createTable('event_outbox')
+    .addColumn('id', int64, id)
+    .addColumn('type', 'text', (col) => col.notNull())
+    .addColumn('api_key_id', int64)
+    .addColumn('resource_version', int64, (col) => col.notNull())
+    .addColumn('object', 'text', (col) => col.notNull())
+    .addColumn('created_at', int64, (col) => col.notNull())
     .execute()
   await db.schema
     .createTable('webhook_subscription_history')
@@ -56,6 +68,7 @@ export async function up(db: AnyDb): Promise<void> {
 
 export async function down(db: AnyDb): Promise<void> {
   await db.schema.dropTable('webhook_subscription_history').execute()
+  await db.schema.dropTable('event_outbox').execute()
   await db.schema.dropIndex('webhook_attempts_finished').execute()
   await db.schema.dropIndex('webhook_attempts_queue').execute()
   await db.schema
