@@ -122,10 +122,10 @@ describe('checkWebhookUrl with a host name', () => {
     expect(asked).toEqual(['hooks.example.com'])
   })
 
-  it('refuses a name that also resolves to a private address', async () => {
+  it('refuses a name that also resolves to a private address, without telling which (no map of the network)', async () => {
     const { resolve } = fakeResolver({ 'hooks.example.com': [PUBLIC_4, { address: '10.0.0.1', family: 4 }] })
     expect(await refusal('https://hooks.example.com/', rules({ resolve }))).toBe(
-      'the host resolves to 10.0.0.1, a private address: webhook URLs must reach public addresses',
+      'the host resolves to a private address: webhook URLs must reach public addresses',
     )
   })
 
@@ -149,7 +149,7 @@ describe('checkWebhookUrl with a host name', () => {
   it('refuses an answer that is not an IP address', async () => {
     const { resolve } = fakeResolver({ 'odd.example.com': [{ address: '0177.0.0.1', family: 4 }] })
     expect(await refusal('https://odd.example.com/', rules({ resolve }))).toBe(
-      'the host odd.example.com resolves to 0177.0.0.1, not an IP address',
+      'the host odd.example.com does not resolve to an IP address',
     )
   })
 

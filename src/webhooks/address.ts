@@ -46,7 +46,9 @@ export async function checkWebhookUrl(
   const url = parseWebhookUrl(raw, rules)
   const literal = literalAddress(url.hostname)
   const addresses = literal ? [literal] : await resolveAll(url.hostname, rules.resolve)
-  if (!rules.allowPrivate) addresses.forEach(refuseNonPublic)
+  // A literal is named back as written (normalised); what a name resolves to is never told: it would
+  // map the operator's network for anyone who can register a URL.
+  if (!rules.allowPrivate) for (const address of addresses) refuseNonPublic(address, literal !== undefined)
   // resolveAll answers at least one address, or throws.
   return { url, address: addresses[0] as ResolvedAddress }
 }
@@ -82,7 +84,7 @@ async function resolveAll(hostname: string, resolve: Resolve): Promise<ResolvedA
   if (answers.length === 0) throw new WebhookUrlError(`the host ${hostname} does not resolve`)
   return answers.map(({ address }) => {
     const answer = literalAddress(address)
-    if (!answer) throw new WebhookUrlError(`the host ${hostname} resolves to ${address}, not an IP address`)
+    if (!answer) throw new WebhookUrlError(`the host ${hostname} does not resolve to an IP address`)
     return answer
   })
 }
@@ -103,13 +105,12 @@ const RANGE_WORDS: Record<string, string> = {
   rfc6145: 'an IPv4-translated',
 }
 
-function refuseNonPublic({ address }: ResolvedAddress): void {
+function refuseNonPublic({ address }: ResolvedAddress, literal: boolean): void {
   const range = rangeOf(address)
   if (range === 'unicast') return
   const words = RANGE_WORDS[range] ?? 'a reserved'
-  throw new WebhookUrlError(
-    `the host resolves to ${address}, ${words} address: webhook URLs must reach public addresses`,
-  )
+  const what = literal ? `${address}, ${words}` : words
+  throw new WebhookUrlError(`the host resolves to ${what} address: webhook URLs must reach public addresses`)
 }
 
 /**
