@@ -36,6 +36,8 @@ export function readRetryAfterMs(headers: Headers, now: number): number | undefi
   const text = headers.get('retry-after')?.trim() ?? null
   const seconds = wholeNumber(text)
   if (seconds !== undefined) return seconds * 1000
-  const date = text === null ? Number.NaN : Date.parse(text)
+  // An HTTP date has a day or month name; without one, V8 would read `-5` as a date too (the service's
+  // webhook sender reads Retry-After the same way).
+  const date = text !== null && /[a-z]/i.test(text) ? Date.parse(text) : Number.NaN
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }

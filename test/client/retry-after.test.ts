@@ -1,0 +1,20 @@
+import { expect, it } from 'vitest'
+import { readRetryAfterMs } from '../../client/src/rate-limit-state.js'
+import { parseRetryAfter } from '../../src/webhooks/send.js'
+
+const now = Date.parse('2026-11-26T12:00:00Z')
+
+it.each([
+  ['7', 7_000],
+  [' 120 ', 120_000],
+  ['0', 0],
+  ['Thu, 26 Nov 2026 12:00:30 GMT', 30_000],
+  ['Thu, 26 Nov 2026 11:00:00 GMT', 0],
+  ['-5', undefined],
+  ['1.5', undefined],
+  ['soon', undefined],
+  ['', undefined],
+])('the client and the webhook sender read Retry-After %j alike: %j ms', (value, expected) => {
+  expect(readRetryAfterMs(new Headers({ 'retry-after': value }), now)).toBe(expected)
+  expect(parseRetryAfter(value, now)).toBe(expected)
+})
