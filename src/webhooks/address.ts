@@ -29,7 +29,8 @@ export class WebhookUrlError extends Error {
   }
 }
 
-const MAX_URL_LENGTH = 2048
+/** Webhook URLs are at most this long (the schema's `maxLength` and the rules' check alike). */
+export const MAX_URL_LENGTH = 2048
 
 /**
  * The URL, judged, and the one address the connection must go to: the caller connects there through

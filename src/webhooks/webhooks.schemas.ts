@@ -3,11 +3,11 @@ import { EVENT_TYPES } from '../events/events.repository.js'
 import { Order } from '../orders/orders.schemas.js'
 import { Pet } from '../pets/pets.schemas.js'
 import { ref } from '../schema-ref.js'
+import { MAX_URL_LENGTH } from './address.js'
 
 /** What an endpoint may subscribe to: an event type, a family (`pet.*`, `order.*`) or everything (`*`). */
 export const SUBSCRIPTIONS = [...EVENT_TYPES, 'pet.*', 'order.*', '*'] as const
 
-export const MAX_URL_LENGTH = 2048
 /** How long the secret before a rotation keeps signing, at most (7 days); the default is a day. */
 export const MAX_GRACE_SECONDS = 7 * 24 * 60 * 60
 
