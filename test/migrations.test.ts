@@ -100,3 +100,30 @@ test("the inventory counts start from the pets already stored, and count the pre
     rmSync(own, { recursive: true, force: true })
   }
 })
+
+test('a secret in its rotation grace before 0008 keeps signing after it', async () => {
+  const own = mkdtempSync(join(tmpdir(), 'petstore-migrations-'))
+  const fresh = await createTestStores(own)
+  const db = connectDatabase(loadConfig(fresh.env).database, false)
+  try {
+    expect((await createMigrator(db.db).migrateTo('0007_events_webhooks')).error).toBeUndefined()
+    await sql`insert into api_keys (key_hash, prefix, name, plan, environment, per_minute, per_day, created_at)
+      values ('h', 'ps_live_kkkk', null, 'pro', 'production', null, null, 1)`.execute(db.db)
+    // The previous version's rotation, column for column.
+    await sql`insert into webhook_endpoints (api_key_id, url, events, status, secret, previous_secret,
+        previous_secret_until, enabled_after_seq, created_at)
+      values (1, 'https://93.184.216.34/', '["*"]', 'enabled', 'whsec_new', 'whsec_old', 99, 0, 1)`.execute(
+      db.db,
+    )
+    expect(await migrateToLatest(db.db)).toEqual(['0008_webhook_lanes'])
+    const row = await db.db
+      .selectFrom('webhook_endpoints')
+      .select('retired_secrets')
+      .executeTakeFirstOrThrow()
+    expect(JSON.parse(row.retired_secrets)).toEqual([{ secret: 'whsec_old', until: 99 }])
+  } finally {
+    await db.close()
+    await fresh.drop()
+    rmSync(own, { recursive: true, force: true })
+  }
+})

@@ -109,9 +109,11 @@ export interface WebhookEndpointsTable {
   disabled_reason: string | null
   /** `whsec_…`: kept as is, since every delivery is signed with it. */
   secret: string
-  /** The secret before the last rotation, still signing until `previous_secret_until`. */
+  /** Read no more since migration 0008 (`retired_secrets`). */
   previous_secret: string | null
   previous_secret_until: number | null
+  /** JSON `[{secret, until}]`: the secrets replaced by rotations, each signing until its grace ends. */
+  retired_secrets: Generated<string>
   /**
    * The last event that had committed when it was created or last re-enabled: it takes later ones only.
    * Event ids follow commit order, so this is exact where two instances' clocks would not be.

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js'
 import { type DbHandle, prepareStatement } from '../db/handle.js'
+import { retiredSecrets } from './signature.js'
 
 /** Requests in flight to one endpoint at most, across every instance (CONTRACT §14). */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 4
@@ -247,8 +248,7 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
       'e.id as endpoint_id',
       'e.url',
       'e.secret',
-      'e.previous_secret',
-      'e.previous_secret_until',
+      'e.retired_secrets',
       'v.seq',
       'v.type',
       'v.created_at',
@@ -266,10 +266,7 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
     endpoint: {
       id: row.endpoint_id,
       url: row.url,
-      secrets:
-        row.previous_secret && (row.previous_secret_until ?? 0) > now
-          ? [row.secret, row.previous_secret]
-          : [row.secret],
+      secrets: [row.secret, ...retiredSecrets(row.retired_secrets, now).map((retired) => retired.secret)],
     },
     event: {
       seq: row.seq,

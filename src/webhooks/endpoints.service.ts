@@ -9,7 +9,7 @@ import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.j
 import { createAttemptsRepository } from './attempts.repository.js'
 import { createDisabler } from './disable.js'
 import { createEndpointsRepository, type EndpointRow } from './endpoints.repository.js'
-import { newSecret } from './signature.js'
+import { MAX_RETIRED_SECRETS, newSecret, retiredSecrets } from './signature.js'
 import type { NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from './webhooks.schemas.js'
 
 /** Endpoints per account, deleted ones not counted (CONTRACT §14). */
@@ -125,17 +125,23 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     })
   }
 
-  /** A new secret, shown once; the old one keeps signing too for `graceSeconds`. */
+  /**
+   * A new secret, shown once. The one it replaces keeps signing too for `graceSeconds`, and so do older
+   * ones still in their own grace (the 3 newest); a grace of 0 ends every old secret at once.
+   */
   async function rotate(apiKeyId: number, id: string, graceSeconds: number) {
     const secret = newSecret()
     const now = clock.now()
     const row = await handle.write(async (trx) => {
       const row = await owned(trx, apiKeyId, id)
-      const changes = {
-        secret,
-        previous_secret: row.secret,
-        previous_secret_until: now + graceSeconds * 1000,
-      }
+      const retired =
+        graceSeconds === 0
+          ? []
+          : [
+              ...retiredSecrets(row.retired_secrets, now),
+              { secret: row.secret, until: now + graceSeconds * 1000 },
+            ]
+      const changes = { secret, retired_secrets: JSON.stringify(retired.slice(-MAX_RETIRED_SECRETS)) }
       return (await repository.update(trx, row.id, changes)) ?? row
     })
     return { ...toEndpoint(row), secret }

@@ -14,8 +14,8 @@ function signWith(secret: string, content: string): string {
 }
 
 /**
- * The `webhook-signature` header of one attempt: one signature per secret, space-separated (two during a
- * rotation's grace), so a receiver holding either secret verifies it.
+ * The `webhook-signature` header of one attempt: one signature per secret, space-separated (the current
+ * one and those still in a rotation's grace), so a receiver holding any of them verifies it.
  */
 export function signatureHeader(
   secrets: readonly string[],
@@ -25,4 +25,12 @@ export function signatureHeader(
 ): string {
   const content = `${id}.${timestampSeconds}.${body}`
   return secrets.map((secret) => signWith(secret, content)).join(' ')
+}
+
+/** Replaced secrets that keep signing at once at most (each delivery then carries up to 4 signatures). */
+export const MAX_RETIRED_SECRETS = 3
+
+/** The replaced secrets (`retired_secrets`, JSON) whose grace has not ended at `now`, oldest first. */
+export function retiredSecrets(json: string, now: number): { secret: string; until: number }[] {
+  return (JSON.parse(json) as { secret: string; until: number }[]).filter((retired) => retired.until > now)
 }

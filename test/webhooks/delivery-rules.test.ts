@@ -72,7 +72,7 @@ describe('delivery rules', () => {
     expect(receiver.maxInFlight).toBe(4)
   })
 
-  it('signs with both secrets during a rotation grace, and with the new one only after', async () => {
+  it('signs with every secret still in its grace (a second rotation keeps the first), and with the new one only after a grace of 0', async () => {
     const { t, receiver, key, endpoint, createPet } = await setUp()
     const rotated = await (
       await t.api(key, 'POST', `/webhook_endpoints/${endpoint.id}/rotate_secret`, { graceSeconds: 3600 })
@@ -87,14 +87,27 @@ describe('delivery rules', () => {
     expect(new Webhook(rotated.secret).verify(got?.body ?? '', headers)).toMatchObject({
       type: 'pet.created',
     })
+    // A second rotation within the grace keeps the first secret too: a receiver still on it goes on.
+    const twice = await (
+      await t.api(key, 'POST', `/webhook_endpoints/${endpoint.id}/rotate_secret`, { graceSeconds: 3600 })
+    ).json()
+    await createPet('Max')
+    const [, middle] = await receiver.waitFor(2)
+    const middleHeaders = middle?.headers as Record<string, string>
+    expect(middleHeaders['webhook-signature']?.split(' ')).toHaveLength(3)
+    for (const secret of [endpoint.secret, rotated.secret, twice.secret]) {
+      expect(new Webhook(secret).verify(middle?.body ?? '', middleHeaders)).toBeTruthy()
+    }
+    // A grace of 0 ends every old secret at once.
     const again = await (
       await t.api(key, 'POST', `/webhook_endpoints/${endpoint.id}/rotate_secret`, { graceSeconds: 0 })
     ).json()
     await createPet('Tom')
-    const [, second] = await receiver.waitFor(2)
+    const [, , second] = await receiver.waitFor(3)
     const secondHeaders = second?.headers as Record<string, string>
     expect(secondHeaders['webhook-signature']?.split(' ')).toHaveLength(1)
     expect(() => new Webhook(rotated.secret).verify(second?.body ?? '', secondHeaders)).toThrow()
+    expect(() => new Webhook(endpoint.secret).verify(second?.body ?? '', secondHeaders)).toThrow()
     expect(new Webhook(again.secret).verify(second?.body ?? '', secondHeaders)).toBeTruthy()
   })
 

@@ -50,6 +50,25 @@ export async function up(db: AnyDb): Promise<void> {
     .on('webhook_subscription_history')
     .columns(['endpoint_id', 'until_seq'])
     .execute()
+  // Every secret still in its grace keeps signing, not only the last one replaced (previous_secret and
+  // previous_secret_until are read no more).
+  await db.schema
+    .alterTable('webhook_endpoints')
+    .addColumn('retired_secrets', 'text', (col) => col.notNull().defaultTo('[]'))
+    .execute()
+  const rotated = await db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'previous_secret', 'previous_secret_until'])
+    .where('previous_secret', 'is not', null)
+    .execute()
+  for (const row of rotated) {
+    const retired = [{ secret: row.previous_secret, until: Number(row.previous_secret_until ?? 0) }]
+    await db
+      .updateTable('webhook_endpoints')
+      .set({ retired_secrets: JSON.stringify(retired) })
+      .where('id', '=', row.id)
+      .execute()
+  }
   await db.schema.dropIndex('webhook_attempts_due').execute()
   await db.schema.dropIndex('webhook_attempts_leased').execute()
   await db.schema
@@ -84,6 +103,7 @@ export async function down(db: AnyDb): Promise<void> {
     .where(sql<boolean>`status = 'pending' and lease_until is not null`)
     .execute()
   await db.schema.alterTable('events').dropColumn('fan_out_after').execute()
+  await db.schema.alterTable('webhook_endpoints').dropColumn('retired_secrets').execute()
   await db.schema.alterTable('webhook_endpoints').dropColumn('failures_in_row').execute()
   await db.schema.alterTable('webhook_endpoints').dropColumn('lease_until').execute()
   await db.schema.alterTable('webhook_endpoints').dropColumn('lease_owner').execute()
