@@ -87,7 +87,7 @@ export function createFanOutRepository(handle: DbHandle) {
     if (handle.dialect === 'postgres') query = query.forUpdate().skipLocked()
     const events = await query.execute()
     if (events.length === 0) return 0
-    const takers = await enabledEndpoints(trx, events[0]?.seq ?? 0)
+    const takers = await enabledEndpoints(trx, events[0]?.seq ?? 0, now)
     let budget = FAN_OUT_ROWS
     const done: number[] = []
     for (const event of events) {
@@ -187,16 +187,20 @@ export function createFanOutRepository(handle: DbHandle) {
 }
 
 /**
- * Every enabled live endpoint, ascending id (an event's remaining takers follow its `fan_out_after`),
+ * Every enabled live endpoint of an account whose key still works, ascending id (an event's remaining takers follow its `fan_out_after`),
  * with its earlier subscriptions still in force for some event from `fromSeq` on.
  */
-async function enabledEndpoints(trx: Db, fromSeq: number): Promise<Taker[]> {
+async function enabledEndpoints(trx: Db, fromSeq: number, now: number): Promise<Taker[]> {
+  // An account whose key is revoked or expired takes no new events: nobody can read or change its endpoints.
   const rows = await trx
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'api_key_id', 'events', 'enabled_after_seq'])
-    .where('status', '=', 'enabled')
-    .where('deleted_at', 'is', null)
-    .orderBy('id')
+    .selectFrom('webhook_endpoints as e')
+    .innerJoin('api_keys as k', 'k.id', 'e.api_key_id')
+    .select(['e.id', 'e.api_key_id', 'e.events', 'e.enabled_after_seq'])
+    .where('e.status', '=', 'enabled')
+    .where('e.deleted_at', 'is', null)
+    .where('k.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', now)]))
+    .orderBy('e.id')
     .execute()
   const history = await trx
     .selectFrom('webhook_subscription_history')

@@ -137,3 +137,32 @@ it('judges each event by the subscription in force at its commit, however late i
   await handle.write((trx) => fanOut.pruneSubscriptions(trx))
   expect(await db.selectFrom('webhook_subscription_history').selectAll().execute()).toEqual([])
 })
+
+it('fans out nothing to the endpoints of an account whose key was revoked or has expired', async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const now = t.clock.now()
+  const accounts = []
+  for (const expiresAt of [undefined, undefined, now + 1_000]) {
+    const { key } = await t.deps.apiKeys.issueApiKey({ plan: 'pro', ...(expiresAt && { expiresAt }) })
+    accounts.push((await t.deps.apiKeys.verifyApiKey(key)).id)
+  }
+  // The third account's key expires a second from now.
+  const [live, revoked] = accounts as [number, number, number]
+  for (const account of accounts) {
+    await t.deps.webhookEndpoints.create(account, { url: 'https://93.184.216.34/in', events: ['*'] })
+  }
+  await t.deps.apiKeys.revokeApiKey(revoked)
+  t.clock.advance(2_000)
+  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
+  await db.insertInto('events').values(event).execute()
+  const fanOut = createFanOutRepository(handle)
+  await handle.write((trx) => fanOut.fanOut(trx, t.clock.now()))
+  const targets = await db
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
+    .select('e.api_key_id')
+    .execute()
+  expect(targets.map((row) => row.api_key_id)).toEqual([live])
+})
