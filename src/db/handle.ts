@@ -1,4 +1,4 @@
-import { type Compilable, CompiledQuery, type QueryResult } from 'kysely'
+import type { Compilable, CompiledQuery } from 'kysely'
 import type { Db } from './database.js'
 
 /**
@@ -71,22 +71,4 @@ export function compileRead<Args extends unknown[], Row>(
 export function parametersOf(read: CompiledRead<unknown>, args: readonly unknown[]): unknown[] {
   const { compiled, slots } = read
   return slots.map((slot, index) => (slot === -1 ? compiled.parameters[index] : args[slot]))
-}
-
-/**
- * A statement compiled once, run in a caller's transaction with new arguments: the hot writes of a loop
- * (the webhook dispatcher writes one per attempt) skip Kysely's building and compiling each time. `build`
- * must use each argument only as a value, as for `prepareRead`.
- *
- * @example const finish = prepareStatement(db, (db, id: number) => db.updateTable('t').set({ done: 1 }).where('id', '=', id))
- */
-export function prepareStatement<Args extends unknown[], Row>(
-  db: Db,
-  build: (db: Db, ...args: Args) => Compilable<Row>,
-): (trx: Db, ...args: Args) => Promise<QueryResult<Row>> {
-  const statement = compileRead(db, build)
-  return (trx, ...args) =>
-    trx.executeQuery(
-      CompiledQuery.raw(statement.compiled.sql, parametersOf(statement, args)) as CompiledQuery<Row>,
-    )
 }

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import { lockTransaction } from '../db/advisory-lock.js'
 import type { Db, EventsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
@@ -40,6 +40,12 @@ const PUBLISH_LOCK = 0x7065_7473 // "pets"
 const INSERT_CHUNK_ROWS = 1_000
 /** Events one publication moves at most (a publisher loops until the outbox is empty). */
 const PUBLISH_BATCH = 1_000
+
+/**
+ * The last event id committed now, as a SQL value for a writer's statement (after `publishEvents` in its
+ * transaction): an endpoint created, re-enabled or subscribed anew then takes the events after it.
+ */
+export const lastEventSeq = () => sql<number>`(select coalesce(max(seq), 0) from events)`
 
 /** Public event ids sort as text in commit order: `evt_` and the sequence number, zero-padded. */
 export const eventIdOf = (seq: number): string => `evt_${String(seq).padStart(16, '0')}`
@@ -123,6 +129,131 @@ export function createEventRecorder(handle: Pick<DbHandle, 'dialect'>, now: () =
         }))
         await trx.insertInto(table).values(rows).execute()
       }
+    },
+  }
+}
+
+/** An event waiting to be fanned out, and how far it got (the last endpoint id it reached). */
+export interface WaitingEvent {
+  seq: number
+  type: string
+  api_key_id: number | null
+  fan_out_after: number
+}
+
+export type EventsRepository = ReturnType<typeof createEventsRepository>
+
+/**
+ * The only code that reads and writes the `events` and `event_outbox` tables besides the recorder: the
+ * event list, the fan-out's queue (events not fanned out yet), publication and retention.
+ */
+export function createEventsRepository(handle: DbHandle) {
+  const visible = (db: Db, apiKeyId: number, since: number) =>
+    db
+      .selectFrom('events')
+      .selectAll()
+      .where((eb) => eb.or([eb('api_key_id', 'is', null), eb('api_key_id', '=', apiKeyId)]))
+      .where('created_at', '>=', since)
+  const page = handle.prepareRead((db, apiKeyId: number, since: number, afterSeq: number, limit: number) =>
+    visible(db, apiKeyId, since).where('seq', '>', afterSeq).orderBy('seq').limit(limit),
+  )
+  const pageOfType = handle.prepareRead(
+    (db, apiKeyId: number, since: number, afterSeq: number, type: string, limit: number) =>
+      visible(db, apiKeyId, since)
+        .where('type', '=', type)
+        .where('seq', '>', afterSeq)
+        .orderBy('seq')
+        .limit(limit),
+  )
+  const one = handle.prepareRead((db, apiKeyId: number, since: number, seq: number) =>
+    visible(db, apiKeyId, since).where('seq', '=', seq),
+  )
+  const waiting = handle.prepareRead((db) =>
+    db.selectFrom('events').select('seq').where('fanned_out', '=', 0).orderBy('seq').limit(1),
+  )
+  const unpublished = handle.prepareRead((db) => db.selectFrom('event_outbox').select('id').limit(1))
+  const depthOf = (db: Db, table: 'events' | 'event_outbox') =>
+    db
+      .selectFrom(table)
+      .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
+  const outbox = handle.prepareRead((db) => depthOf(db, 'events').where('fanned_out', '=', 0))
+  const outboxUnpublished = handle.prepareRead((db) => depthOf(db, 'event_outbox'))
+
+  return {
+    /** A keyset page of the events `apiKeyId` sees, committed since `since`, after `afterSeq`. */
+    page: (apiKeyId: number, since: number, afterSeq: number, limit: number, type?: string) =>
+      type === undefined
+        ? page(apiKeyId, since, afterSeq, limit)
+        : pageOfType(apiKeyId, since, afterSeq, type, limit),
+    /** One event `apiKeyId` sees, committed since `since`. */
+    async find(apiKeyId: number, since: number, seq: number): Promise<EventRow | undefined> {
+      const [row] = await one(apiKeyId, since, seq)
+      return row
+    },
+    /** Up to `limit` events not fanned out yet, oldest first (PostgreSQL: those no other step holds). */
+    async waitingIn(trx: Db, limit: number): Promise<WaitingEvent[]> {
+      let query = trx
+        .selectFrom('events')
+        .select(['seq', 'type', 'api_key_id', 'fan_out_after'])
+        .where('fanned_out', '=', 0)
+        .orderBy('seq')
+        .limit(limit)
+      if (handle.dialect === 'postgres') query = query.forUpdate().skipLocked()
+      return query.execute()
+    },
+    async markFannedOut(trx: Db, seqs: readonly number[]): Promise<void> {
+      if (seqs.length > 0)
+        await trx
+          .updateTable('events')
+          .set({ fanned_out: 1 })
+          .where('seq', 'in', [...seqs])
+          .execute()
+    },
+    /** An event fanned out in part: the last endpoint id it reached. */
+    async keepFanOutPlace(trx: Db, seq: number, endpointId: number): Promise<void> {
+      await trx.updateTable('events').set({ fan_out_after: endpointId }).where('seq', '=', seq).execute()
+    },
+    /** Whether any published event waits to be fanned out (a cheap read before a write transaction). */
+    anyWaiting: async (): Promise<boolean> => (await waiting()).length > 0,
+    /** Whether events wait to be published (PostgreSQL: `publishEvents` numbers them). */
+    anyUnpublished: async (): Promise<boolean> => (await unpublished()).length > 0,
+    /** The oldest event not fanned out yet, or undefined: older subscriptions are needed by nobody. */
+    oldestWaitingIn: async (trx: Db): Promise<number | undefined> =>
+      (
+        await trx
+          .selectFrom('events')
+          .select('seq')
+          .where('fanned_out', '=', 0)
+          .orderBy('seq')
+          .limit(1)
+          .executeTakeFirst()
+      )?.seq,
+    /** Events not fanned out yet (published or not), and the commit time of the oldest (metrics). */
+    async outbox(): Promise<{ depth: number; oldest: number | null }> {
+      const rows = [...(await outbox()), ...(await outboxUnpublished())]
+      const oldest = rows
+        .map((row) => row.oldest)
+        .filter((at) => at != null)
+        .map(Number)
+      return {
+        depth: rows.reduce((sum, row) => sum + Number(row.depth), 0),
+        oldest: oldest.length > 0 ? Math.min(...oldest) : null,
+      }
+    },
+    /**
+     * Deletes events older than `before` that were fanned out, oldest first, at most `batch` rows; how
+     * many. An event still waiting is kept, however old: its deliveries were promised at its commit.
+     */
+    async purge(trx: Db, before: number, batch: number): Promise<number> {
+      const old = trx
+        .selectFrom('events')
+        .select('seq')
+        .where('created_at', '<', before)
+        .where('fanned_out', '=', 1)
+        .orderBy('created_at')
+        .limit(batch)
+      const result = await trx.deleteFrom('events').where('seq', 'in', old).executeTakeFirst()
+      return Number(result.numDeletedRows)
     },
   }
 }

@@ -1,11 +1,14 @@
+import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
-import { type DbHandle, prepareStatement } from '../db/handle.js'
+import type { DbHandle } from '../db/handle.js'
 import { retiredSecrets } from './signature.js'
 
 /** Requests in flight to one endpoint at most, across every instance (CONTRACT §14). */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 4
 /** Endpoints per statement of a take (one limited sub-select each; SQLite allows 500 in a compound). */
 const TAKE_CHUNK_ENDPOINTS = 100
+/** Outcomes per UPDATE: 6 parameters each. */
+const RECORD_CHUNK_ROWS = 500
 /** Rows per INSERT of attempts: 7 parameters each. */
 const INSERT_CHUNK_ROWS = 1_000
 
@@ -52,30 +55,29 @@ export function createAttemptsRepository(handle: DbHandle) {
       .where('lease_token', '=', owner)
       .where('status', '=', 'pending'),
   )
-  const recordOutcome = prepareStatement(
-    handle.db,
-    (
-      db,
-      id: number,
-      owner: string,
-      status: string,
-      at: number,
-      httpStatus: number | null,
-      error: string | null,
-      durationMs: number,
-    ) =>
-      db
-        .updateTable('webhook_attempts')
-        .set({
-          status,
-          at,
-          http_status: httpStatus,
-          error,
-          duration_ms: durationMs,
-          lease_token: null,
-        })
-        .where('id', '=', id)
-        .where('lease_token', '=', owner),
+  const dueBeyond = handle.prepareRead((db, endpointId: number, now: number, count: number) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select('id')
+      .where('endpoint_id', '=', endpointId)
+      .where('status', '=', 'pending')
+      .where('due_at', '<=', now)
+      .offset(count)
+      .limit(1),
+  )
+  const deliveriesOf = (db: Db, endpointId: number, beforeId: number) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select(['id', 'event_seq', 'attempt', 'at', 'status', 'http_status', 'error', 'duration_ms'])
+      .where('endpoint_id', '=', endpointId)
+      .where('id', '<', beforeId)
+      .orderBy('id', 'desc')
+  const deliveries = handle.prepareRead((db, endpointId: number, beforeId: number, limit: number) =>
+    deliveriesOf(db, endpointId, beforeId).limit(limit),
+  )
+  const deliveriesWith = handle.prepareRead(
+    (db, endpointId: number, beforeId: number, status: string, limit: number) =>
+      deliveriesOf(db, endpointId, beforeId).where('status', '=', status).limit(limit),
   )
   const dueCount = handle.prepareRead((db, now: number) =>
     db
@@ -162,21 +164,48 @@ export function createAttemptsRepository(handle: DbHandle) {
         .executeTakeFirst()
       return row !== undefined
     },
+    /** Whether the endpoint has at least `count` attempts due (reads that many index entries at most). */
+    async hasDue(endpointId: number, now: number, count: number): Promise<boolean> {
+      return (await dueBeyond(endpointId, now, count - 1)).length > 0
+    },
+    /** The delivery log: an endpoint's attempts before `beforeId`, newest first, of `status` if given. */
+    deliveryPage: (endpointId: number, beforeId: number, limit: number, status?: string) =>
+      status === undefined
+        ? deliveries(endpointId, beforeId, limit)
+        : deliveriesWith(endpointId, beforeId, status, limit),
     /** How many attempts are due now, every endpoint's (a metric). */
     async countDue(now: number): Promise<number> {
       const [row] = await dueCount(now)
       return Number(row?.count ?? 0)
     },
     /**
-     * Writes what came of an attempt `owner` still holds: false when it was taken over (its endpoint's
-     * lease lapsed and another dispatcher took it), and then nothing is written. An attempt whose endpoint
-     * was disabled or deleted while it was in flight is written as it ended.
+     * Writes what came of attempts `owner` still holds, in one statement per RECORD_CHUNK_ROWS; the ids
+     * written. One that was taken over (its endpoint's lease lapsed and another dispatcher took it) is
+     * not among them, and nothing of it is written. One whose endpoint was disabled or deleted while it
+     * was in flight is written as it ended.
      */
-    async record(trx: Db, id: number, owner: string, outcome: AttemptOutcome): Promise<boolean> {
-      const status = outcome.error === null ? 'succeeded' : 'failed'
-      const { startedAt, httpStatus, error, durationMs } = outcome
-      const result = await recordOutcome(trx, id, owner, status, startedAt, httpStatus, error, durationMs)
-      return (result.numAffectedRows ?? 0n) > 0n
+    async recordAll(
+      trx: Db,
+      owner: string,
+      ended: readonly { id: number; outcome: AttemptOutcome }[],
+    ): Promise<Set<number>> {
+      const recorded = new Set<number>()
+      for (let start = 0; start < ended.length; start += RECORD_CHUNK_ROWS) {
+        const rows = ended.slice(start, start + RECORD_CHUNK_ROWS).map(
+          ({ id, outcome }) =>
+            sql`(cast(${id} as bigint), cast(${outcome.error === null ? 'succeeded' : 'failed'} as text),
+              cast(${outcome.startedAt} as bigint), cast(${outcome.httpStatus} as integer),
+              cast(${outcome.error} as text), cast(${outcome.durationMs} as integer))`,
+        )
+        const { rows: written } = await sql<{ id: number }>`
+          with v(id, status, at, http_status, error, duration_ms) as (values ${sql.join(rows)})
+          update webhook_attempts set status = v.status, at = v.at, http_status = v.http_status,
+            error = v.error, duration_ms = v.duration_ms, lease_token = null
+          from v where webhook_attempts.id = v.id and webhook_attempts.lease_token = ${owner}
+          returning webhook_attempts.id`.execute(trx)
+        for (const row of written) recorded.add(Number(row.id))
+      }
+      return recorded
     },
     /** Attempts to make, pending from their `dueAt` (several statements of 1,000 rows at most). */
     async schedule(trx: Db, attempts: readonly NextAttempt[]): Promise<void> {

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
-import { publishEvents } from '../events/events.repository.js'
+import { createEventsRepository, publishEvents } from '../events/events.repository.js'
 import type { AddressRules } from './address.js'
 import { makeAttempt } from './attempt.js'
 import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
-import { createFanOutRepository } from './fan-out.repository.js'
+import { createFanOut } from './fan-out.js'
 import { createLanes, wantFor } from './lanes.js'
 import { createLeasesRepository, ownerIdOf } from './leases.repository.js'
 import { createAgentPool } from './send.js'
@@ -52,7 +52,8 @@ export type Dispatcher = ReturnType<typeof createDispatcher>
 export function createDispatcher(deps: DispatcherDeps) {
   const { handle, logger } = deps
   const owner = ownerIdOf(randomUUID())
-  const fanOut = createFanOutRepository(handle)
+  const fanOut = createFanOut(handle)
+  const events = createEventsRepository(handle)
   const attempts = createAttemptsRepository(handle)
   const leases = createLeasesRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
@@ -108,8 +109,8 @@ export function createDispatcher(deps: DispatcherDeps) {
     const startedAt = Date.now()
     const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
     // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once).
-    if (claim && (await fanOut.anyUnpublished())) await handle.write((trx) => publishEvents(handle, trx))
-    const fan = claim && (await fanOut.anyWaiting()) && (await fanOut.anyHungry(startedAt))
+    if (claim && (await events.anyUnpublished())) await handle.write((trx) => publishEvents(handle, trx))
+    const fan = claim && (await events.anyWaiting()) && (await fanOut.anyHungry(startedAt))
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
     const idle = lanes.idleSince(startedAt - LINGER_MS)
     const wants = claim ? lanes.wants() : []

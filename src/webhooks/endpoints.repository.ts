@@ -1,18 +1,27 @@
-import { type Selectable, sql } from 'kysely'
+import type { Selectable } from 'kysely'
 import type { Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
+import { lastEventSeq } from '../events/events.repository.js'
 import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>
-
-/** The last event id committed now (read in the writer's transaction): an endpoint takes later ones. */
-export const lastEventSeq = () => sql<number>`(select coalesce(max(seq), 0) from events)`
 
 /** What a new endpoint is made of (the service judged the URL and drew the secret). */
 export interface EndpointFields {
   url: string
   events: readonly string[]
   description: string | null
+}
+
+/** An enabled endpoint as the fan-out judges an event for it. */
+export interface Taker {
+  id: number
+  accountId: number
+  enabledAfterSeq: number
+  /** Today's subscription. */
+  patterns: string[]
+  /** Earlier ones, oldest first: each in force for the events up to `untilSeq` since the one before. */
+  earlier: { untilSeq: number; patterns: string[] }[]
 }
 
 export type EndpointsRepository = ReturnType<typeof createEndpointsRepository>
@@ -37,7 +46,85 @@ export function createEndpointsRepository(handle: DbHandle) {
       .where('failures_in_row', '>=', threshold),
   )
 
+  const enabledIds = handle.prepareRead((db) =>
+    db
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('status', '=', 'enabled')
+      .where('deleted_at', 'is', null)
+      .orderBy('id'),
+  )
+
   return {
+    /** Every enabled live endpoint's id, ascending. */
+    enabledIds: async (): Promise<number[]> => (await enabledIds()).map((row) => row.id),
+    /**
+     * Every enabled live endpoint of an account whose key still works at `now` (revoked or expired: nobody
+     * can read or change its endpoints), ascending id, with its earlier subscriptions still in force for
+     * some event from `fromSeq` on, oldest first.
+     */
+    async takersIn(trx: Db, fromSeq: number, now: number): Promise<Taker[]> {
+      const rows = await trx
+        .selectFrom('webhook_endpoints as e')
+        .innerJoin('api_keys as k', 'k.id', 'e.api_key_id')
+        .select(['e.id', 'e.api_key_id', 'e.events', 'e.enabled_after_seq'])
+        .where('e.status', '=', 'enabled')
+        .where('e.deleted_at', 'is', null)
+        .where('k.revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', now)]))
+        .orderBy('e.id')
+        .execute()
+      const history = await trx
+        .selectFrom('webhook_subscription_history')
+        .select(['endpoint_id', 'until_seq', 'events'])
+        .where('until_seq', '>=', fromSeq)
+        .orderBy('until_seq')
+        .execute()
+      return rows.map((row) => ({
+        id: row.id,
+        accountId: row.api_key_id,
+        enabledAfterSeq: row.enabled_after_seq,
+        patterns: JSON.parse(row.events) as string[],
+        earlier: history
+          .filter((kept) => kept.endpoint_id === row.id)
+          .map((kept) => ({ untilSeq: kept.until_seq, patterns: JSON.parse(kept.events) as string[] })),
+      }))
+    },
+    /** Forgets the earlier subscriptions that held only for events before `seq` (all fanned out). */
+    async forgetSubscriptionsBefore(trx: Db, seq: number): Promise<void> {
+      await trx.deleteFrom('webhook_subscription_history').where('until_seq', '<', seq).execute()
+    },
+    /** The account's enabled live endpoints with their subscriptions (a redelivery's targets). */
+    enabledOfAccount: (trx: Db, apiKeyId: number) =>
+      trx
+        .selectFrom('webhook_endpoints')
+        .select(['id', 'events'])
+        .where('api_key_id', '=', apiKeyId)
+        .where('status', '=', 'enabled')
+        .where('deleted_at', 'is', null)
+        .orderBy('id')
+        .execute(),
+    /** After a success of each: the failing streak ends and the circuit closes (one statement). */
+    async closeCircuits(trx: Db, ids: readonly number[]): Promise<void> {
+      if (ids.length === 0) return
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ failing_since: null, failures_in_row: 0 })
+        .where('id', 'in', [...ids])
+        .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('failures_in_row', '>', 0)]))
+        .execute()
+    },
+    /** After a failed attempt that started at `startedAt`: the streak grows; the endpoint as it is then. */
+    countFailure: (trx: Db, id: number, startedAt: number) =>
+      trx
+        .updateTable('webhook_endpoints')
+        .set((eb) => ({
+          failures_in_row: eb('failures_in_row', '+', 1),
+          failing_since: eb.fn.coalesce('failing_since', eb.val(startedAt)),
+        }))
+        .where('id', '=', id)
+        .returning(['status', 'deleted_at', 'failing_since'])
+        .executeTakeFirst(),
     /** Enabled endpoints whose circuit is open (a metric). */
     async countCircuitOpen(): Promise<number> {
       const [row] = await circuitOpen(CIRCUIT_OPENS_AFTER)

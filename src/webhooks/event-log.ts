@@ -1,8 +1,10 @@
 import type { Clock } from '../clock.js'
 import type { Db } from '../db/database.js'
+import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
 import {
+  createEventsRepository,
   type EventRow,
   eventBodyOf,
   eventIdOf,
@@ -14,7 +16,6 @@ import { MAX_SAFE_ID } from '../schema-ref.js'
 import { createAttemptsRepository } from './attempts.repository.js'
 import { createEndpointsRepository } from './endpoints.repository.js'
 import { endpointIdOf, endpointNumberOf } from './endpoints.service.js'
-import { createFanOutRepository } from './fan-out.repository.js'
 import { subscribes } from './schedule.js'
 import type { AttemptStatus, DeliveryAttempt } from './webhooks.schemas.js'
 
@@ -32,59 +33,21 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
   const { handle, clock } = deps
   const endpoints = createEndpointsRepository(handle)
   const attempts = createAttemptsRepository(handle)
-  const fanOut = createFanOutRepository(handle)
-  const visible = (db: DbHandle['db'], apiKeyId: number, since: number) =>
-    db
-      .selectFrom('events')
-      .selectAll()
-      .where((eb) => eb.or([eb('api_key_id', 'is', null), eb('api_key_id', '=', apiKeyId)]))
-      .where('created_at', '>=', since)
-  const page = handle.prepareRead((db, apiKeyId: number, since: number, afterSeq: number, limit: number) =>
-    visible(db, apiKeyId, since).where('seq', '>', afterSeq).orderBy('seq').limit(limit),
-  )
-  const pageOfType = handle.prepareRead(
-    (db, apiKeyId: number, since: number, afterSeq: number, type: string, limit: number) =>
-      visible(db, apiKeyId, since)
-        .where('type', '=', type)
-        .where('seq', '>', afterSeq)
-        .orderBy('seq')
-        .limit(limit),
-  )
-  const one = handle.prepareRead((db, apiKeyId: number, since: number, seq: number) =>
-    visible(db, apiKeyId, since).where('seq', '=', seq),
-  )
-  const attemptsOf = (db: DbHandle['db'], endpointId: number, beforeId: number) =>
-    db
-      .selectFrom('webhook_attempts')
-      .select(['id', 'event_seq', 'attempt', 'at', 'status', 'http_status', 'error', 'duration_ms'])
-      .where('endpoint_id', '=', endpointId)
-      .where('id', '<', beforeId)
-      .orderBy('id', 'desc')
-  const attemptPage = handle.prepareRead((db, endpointId: number, beforeId: number, limit: number) =>
-    attemptsOf(db, endpointId, beforeId).limit(limit),
-  )
-  const attemptPageOf = handle.prepareRead(
-    (db, endpointId: number, beforeId: number, status: string, limit: number) =>
-      attemptsOf(db, endpointId, beforeId).where('status', '=', status).limit(limit),
-  )
-
+  const events = createEventsRepository(handle)
   /** The event as JSON text, or a 404 when the caller cannot see it (another account's order, too old). */
   async function eventRow(apiKeyId: number, eventId: string): Promise<EventRow> {
     const seq = seqOfEventId(eventId)
-    const [row] = seq === undefined ? [] : await one(apiKeyId, clock.now() - RETENTION_MS, seq)
+    const row = seq === undefined ? undefined : await events.find(apiKeyId, clock.now() - RETENTION_MS, seq)
     if (!row) throw new AppError('not_found', `event ${eventId} does not exist`)
     return row
   }
 
   async function listEvents(query: { apiKeyId: number; limit: number; type?: string; cursor?: string }) {
     // Every event committed before this page is read has its id first (PostgreSQL publishes them).
-    if (await fanOut.anyUnpublished()) await handle.write((trx) => publishEvents(handle, trx))
+    if (await events.anyUnpublished()) await handle.write((trx) => publishEvents(handle, trx))
     const afterSeq = afterIdOf(query.cursor)
     const since = clock.now() - RETENTION_MS
-    const rows =
-      query.type === undefined
-        ? await page(query.apiKeyId, since, afterSeq, query.limit + 1)
-        : await pageOfType(query.apiKeyId, since, afterSeq, query.type, query.limit + 1)
+    const rows = await events.page(query.apiKeyId, since, afterSeq, query.limit + 1, query.type)
     const keyed = keysetPage(
       rows.map((row) => ({ id: row.seq, row })),
       query.limit,
@@ -102,14 +65,7 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
       }
       return [row.id]
     }
-    const rows = await trx
-      .selectFrom('webhook_endpoints')
-      .select(['id', 'events'])
-      .where('api_key_id', '=', apiKeyId)
-      .where('status', '=', 'enabled')
-      .where('deleted_at', 'is', null)
-      .orderBy('id')
-      .execute()
+    const rows = await endpoints.enabledOfAccount(trx, apiKeyId)
     const ids = rows.filter((row) => subscribes(JSON.parse(row.events), type)).map((row) => row.id)
     if (ids.length === 0) {
       throw new AppError('conflict', `none of your enabled webhook endpoints subscribes to ${type}`)
@@ -120,8 +76,9 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
   /** A new series of attempts of the event (same `webhook-id`), due now. */
   async function redeliver(apiKeyId: number, eventId: string, endpointId?: string) {
     const event = await eventRow(apiKeyId, eventId)
-    const now = clock.now()
     const targets = await handle.write(async (trx) => {
+      // Due on the database's clock, as every lease and retry is (not this host's).
+      const now = await databaseNow(handle, trx)
       const ids = await targetsOf(trx, apiKeyId, event.type, endpointId)
       const first = (id: number) => ({ eventSeq: event.seq, endpointId: id, attempt: 1, dueAt: now })
       await attempts.schedule(
@@ -146,10 +103,7 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
       throw new AppError('not_found', `webhook endpoint ${query.endpointId} does not exist`)
     }
     const beforeId = query.cursor === undefined ? MAX_SAFE_ID : afterIdOf(query.cursor)
-    const rows =
-      query.status === undefined
-        ? await attemptPage(id, beforeId, query.limit + 1)
-        : await attemptPageOf(id, beforeId, query.status, query.limit + 1)
+    const rows = await attempts.deliveryPage(id, beforeId, query.limit + 1, query.status)
     const keyed = keysetPage(rows, query.limit)
     return { ...keyed, items: keyed.items.map(toAttempt) }
   }

@@ -1,17 +1,17 @@
 import type { DbHandle } from '../db/handle.js'
+import { createEventsRepository } from '../events/events.repository.js'
 import type { WebhookQueueProbe } from '../http/metrics.js'
 import { createAttemptsRepository } from './attempts.repository.js'
 import type { Dispatcher } from './dispatcher.js'
 import { createEndpointsRepository } from './endpoints.repository.js'
-import { createFanOutRepository } from './fan-out.repository.js'
 
 /** The webhook queue as the metrics show it: the database's outbox and queue, this instance's lanes. */
 export function createQueueProbe(handle: DbHandle, dispatcher: Dispatcher): WebhookQueueProbe {
-  const fanOut = createFanOutRepository(handle)
+  const events = createEventsRepository(handle)
   const attempts = createAttemptsRepository(handle)
   const endpoints = createEndpointsRepository(handle)
   return {
-    outbox: () => fanOut.outbox(),
+    outbox: () => events.outbox(),
     due: () => attempts.countDue(Date.now()),
     circuitOpen: () => endpoints.countCircuitOpen(),
     inFlightByAccount: () => dispatcher.inFlightByAccount(),

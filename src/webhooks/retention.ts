@@ -1,7 +1,8 @@
 import type { DbHandle } from '../db/handle.js'
+import { createEventsRepository } from '../events/events.repository.js'
 import { createAttemptsRepository } from './attempts.repository.js'
 import { RETENTION_MS } from './event-log.js'
-import { createFanOutRepository } from './fan-out.repository.js'
+import { createFanOut } from './fan-out.js'
 
 /** Rows deleted per transaction, so a purge never holds the database long. */
 export const PURGE_BATCH = 1_000
@@ -13,8 +14,8 @@ const MAX_BATCHES = 50
  * subscriptions no waiting event needs.
  */
 export function createWebhookRetention(handle: DbHandle) {
-  const fanOut = createFanOutRepository(handle)
-  const purges = [createAttemptsRepository(handle).purge, fanOut.purgeEvents]
+  const fanOut = createFanOut(handle)
+  const purges = [createAttemptsRepository(handle).purge, createEventsRepository(handle).purge]
   return async (now: number): Promise<void> => {
     await handle.write((trx) => fanOut.pruneSubscriptions(trx))
     const before = now - RETENTION_MS

@@ -1,7 +1,8 @@
 import type { Db } from '../db/database.js'
-import { type DbHandle, prepareStatement } from '../db/handle.js'
+import type { DbHandle } from '../db/handle.js'
 import { type AttemptOutcome, type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
 import { createDisabler } from './disable.js'
+import { createEndpointsRepository } from './endpoints.repository.js'
 import { FAILING_DISABLES_AFTER_MS, retryDelayMs } from './schedule.js'
 
 /** How an attempt ended for the metrics: delivered, to be tried again, or given up. */
@@ -16,6 +17,7 @@ export type Settled = 'succeeded' | 'retried' | 'failed' | 'lost'
 export function createSettler(handle: DbHandle, options: { retryScale: number }) {
   const attempts = createAttemptsRepository(handle)
   const disable = createDisabler(handle)
+  const endpoints = createEndpointsRepository(handle)
 
   async function afterFailure(trx: Db, claimed: ClaimedAttempt, outcome: AttemptOutcome, now: number) {
     const endpointId = claimed.endpoint.id
@@ -23,15 +25,7 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
       await disable(trx, endpointId, 'the endpoint answered 410 Gone', now)
       return 'failed'
     }
-    const endpoint = await trx
-      .updateTable('webhook_endpoints')
-      .set((eb) => ({
-        failures_in_row: eb('failures_in_row', '+', 1),
-        failing_since: eb.fn.coalesce('failing_since', eb.val(outcome.startedAt)),
-      }))
-      .where('id', '=', endpointId)
-      .returning(['status', 'deleted_at', 'failing_since'])
-      .executeTakeFirst()
+    const endpoint = await endpoints.countFailure(trx, endpointId, outcome.startedAt)
     if (endpoint?.status !== 'enabled' || endpoint.deleted_at !== null) return 'failed'
     if (now - (endpoint.failing_since ?? now) >= FAILING_DISABLES_AFTER_MS * options.retryScale) {
       await disable(trx, endpointId, 'every delivery to it failed for 5 days', now)
@@ -47,14 +41,6 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
     return 'retried'
   }
 
-  const closeCircuit = prepareStatement(handle.db, (db, id: number) =>
-    db
-      .updateTable('webhook_endpoints')
-      .set({ failing_since: null, failures_in_row: 0 })
-      .where('id', '=', id)
-      .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('failures_in_row', '>', 0)])),
-  )
-
   return {
     /**
      * Writes down attempts that ended (all `owner`'s), in order; how each one counts for the metrics. A
@@ -66,17 +52,22 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
       owner: string,
       now: number,
     ): Promise<Settled[]> {
+      const recorded = await attempts.recordAll(
+        trx,
+        owner,
+        ended.map(({ claimed, outcome }) => ({ id: claimed.id, outcome })),
+      )
       const settled: Settled[] = []
       const succeeded = new Set<number>()
       for (const { claimed, outcome } of ended) {
-        if (!(await attempts.record(trx, claimed.id, owner, outcome))) settled.push('lost')
+        if (!recorded.has(claimed.id)) settled.push('lost')
         else if (outcome.error !== null) settled.push(await afterFailure(trx, claimed, outcome, now))
         else {
           succeeded.add(claimed.endpoint.id)
           settled.push('succeeded')
         }
       }
-      for (const id of succeeded) await closeCircuit(trx, id)
+      await endpoints.closeCircuits(trx, [...succeeded])
       return settled
     },
   }

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest'
-import { createFanOutRepository, FAN_OUT_AHEAD, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.repository.js'
+import { createEventsRepository } from '../../src/events/events.repository.js'
+import { createFanOut, FAN_OUT_AHEAD, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.js'
 import { build } from '../helpers.js'
 
 it('fans an event out to 2,500 endpoints over several transactions, each writing at most FAN_OUT_ROWS attempts', async (context) => {
@@ -26,7 +27,7 @@ it('fans an event out to 2,500 endpoints over several transactions, each writing
   }
   const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
   await db.insertInto('events').values([event, event, event]).execute()
-  const fanOut = createFanOutRepository(handle)
+  const fanOut = createFanOut(handle)
   const count = async () =>
     Number(
       (
@@ -38,7 +39,7 @@ it('fans an event out to 2,500 endpoints over several transactions, each writing
     )
   const written: number[] = []
   const finished: number[] = []
-  while (await fanOut.anyWaiting()) {
+  while (await createEventsRepository(handle).anyWaiting()) {
     const before = await count()
     finished.push(await handle.write((trx) => fanOut.fanOut(trx, now)))
     written.push((await count()) - before)
@@ -83,7 +84,7 @@ it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD atte
       due_at: dueAt,
       at: dueAt,
     }))
-  const fanOut = createFanOutRepository(handle)
+  const fanOut = createFanOut(handle)
   await db
     .insertInto('webhook_attempts')
     .values(backlog(slow?.id ?? 0, now))
@@ -128,8 +129,9 @@ it('judges each event by the subscription in force at its commit, however late i
   const fourth = await insert('pet.deleted')
   await endpoints.patch(account, created.id, { events: ['*'] })
   const fifth = await insert('pet.updated')
-  const fanOut = createFanOutRepository(handle)
-  while (await fanOut.anyWaiting()) await handle.write((trx) => fanOut.fanOut(trx, t.clock.now()))
+  const fanOut = createFanOut(handle)
+  while (await createEventsRepository(handle).anyWaiting())
+    await handle.write((trx) => fanOut.fanOut(trx, t.clock.now()))
   const attempts = await db.selectFrom('webhook_attempts').select('event_seq').orderBy('event_seq').execute()
   expect(attempts.map((row) => row.event_seq)).toEqual([first, fourth, fifth])
   expect(second).toBeLessThan(third)
@@ -157,7 +159,7 @@ it('fans out nothing to the endpoints of an account whose key was revoked or has
   t.clock.advance(2_000)
   const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
   await db.insertInto('events').values(event).execute()
-  const fanOut = createFanOutRepository(handle)
+  const fanOut = createFanOut(handle)
   await handle.write((trx) => fanOut.fanOut(trx, t.clock.now()))
   const targets = await db
     .selectFrom('webhook_attempts as a')

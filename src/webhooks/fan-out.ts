@@ -1,0 +1,97 @@
+import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+import { createEventsRepository } from '../events/events.repository.js'
+import { createAttemptsRepository } from './attempts.repository.js'
+import { createEndpointsRepository, type Taker } from './endpoints.repository.js'
+import { subscribes } from './schedule.js'
+
+/** Events looked at per transaction. */
+export const FAN_OUT_EVENTS = 200
+/**
+ * Attempts written per transaction at most, whatever the number of subscribers: an event with more
+ * takers is fanned out over several transactions (`fan_out_after` keeps its place).
+ */
+export const FAN_OUT_ROWS = 2_000
+/**
+ * Events wait in the outbox (one row each) while every enabled endpoint has this many attempts due: a
+ * write then costs one row, not one per subscriber, and the rows are written as the queues drain. One
+ * hungry endpoint is enough to fan out, so no backlog, however long, holds back anyone else's events.
+ */
+export const FAN_OUT_AHEAD = 500
+
+export type FanOut = ReturnType<typeof createFanOut>
+
+/**
+ * Events committed and not yet fanned out become one pending attempt per endpoint that takes them, in
+ * the same transaction as the mark, so a crash never loses nor doubles one. On PostgreSQL instances
+ * fanning out at once take disjoint events (`FOR UPDATE SKIP LOCKED`).
+ */
+export function createFanOut(handle: DbHandle) {
+  const events = createEventsRepository(handle)
+  const endpoints = createEndpointsRepository(handle)
+  const attempts = createAttemptsRepository(handle)
+
+  /**
+   * Fans out waiting events, oldest first, writing at most FAN_OUT_ROWS attempts; how many events it
+   * finished.
+   */
+  async function fanOut(trx: Db, now: number): Promise<number> {
+    const waiting = await events.waitingIn(trx, FAN_OUT_EVENTS)
+    if (waiting.length === 0) return 0
+    const takers = await endpoints.takersIn(trx, waiting[0]?.seq ?? 0, now)
+    let budget = FAN_OUT_ROWS
+    const done: number[] = []
+    for (const event of waiting) {
+      const all = takers.filter(
+        (endpoint) =>
+          endpoint.id > event.fan_out_after &&
+          (event.api_key_id === null || event.api_key_id === endpoint.accountId) &&
+          event.seq > endpoint.enabledAfterSeq &&
+          subscribes(patternsAt(endpoint, event.seq), event.type),
+      )
+      const part = all.slice(0, budget)
+      const first = (endpoint: Taker) => ({
+        eventSeq: event.seq,
+        endpointId: endpoint.id,
+        attempt: 1,
+        dueAt: now,
+        redelivery: false,
+      })
+      await attempts.schedule(trx, part.map(first))
+      budget -= part.length
+      if (part.length < all.length) {
+        const last = part.at(-1)
+        if (last) await events.keepFanOutPlace(trx, event.seq, last.id)
+        break
+      }
+      done.push(event.seq)
+      if (budget === 0) break
+    }
+    await events.markFannedOut(trx, done)
+    return done.length
+  }
+
+  return {
+    fanOut,
+    /**
+     * Whether some enabled endpoint has fewer than FAN_OUT_AHEAD attempts due (retries due later do
+     * not count): the first one found answers.
+     */
+    async anyHungry(now: number): Promise<boolean> {
+      for (const id of await endpoints.enabledIds()) {
+        if (!(await attempts.hasDue(id, now, FAN_OUT_AHEAD))) return true
+      }
+      return false
+    },
+    /** Forgets earlier subscriptions that no event waiting to be fanned out can need any more. */
+    async pruneSubscriptions(trx: Db): Promise<void> {
+      const oldest = await events.oldestWaitingIn(trx)
+      await endpoints.forgetSubscriptionsBefore(trx, oldest ?? Number.MAX_SAFE_INTEGER)
+    },
+  }
+}
+
+/** The subscription in force when event `seq` committed: the earliest kept one that held for it, else today's. */
+function patternsAt(taker: Taker, seq: number): string[] {
+  return taker.earlier.find((kept) => kept.untilSeq >= seq)?.patterns ?? taker.patterns
+}
