@@ -61,14 +61,12 @@ describe('only public addresses', () => {
     await t.api(key, 'POST', '/pets', { name: 'Rex', categoryId: 1 })
     const failures = async () =>
       (await t.api(key, 'GET', `/webhook_endpoints/${endpoint.id}/deliveries?status=failed`)).json()
-    await expect
-      .poll(failures)
-      .toContainEqual(
-        expect.objectContaining({
-          httpStatus: null,
-          error: expect.stringMatching(/resolves to a loopback address/),
-        }),
-      )
+    await expect.poll(failures).toContainEqual(
+      expect.objectContaining({
+        httpStatus: null,
+        error: expect.stringMatching(/resolves to a loopback address/),
+      }),
+    )
     expect(lookups).toBeGreaterThanOrEqual(2)
     expect(canary.received).toHaveLength(0)
   })
