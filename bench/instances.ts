@@ -19,9 +19,11 @@ export async function measureWritesAcross(options: {
   instances: number
   connections: number
   duration: number
+  /** The service's entry point (another build of it, to compare two versions in one run). */
+  main?: string
 }): Promise<InstancesRow> {
   const servers = await Promise.all(
-    Array.from({ length: options.instances }, () => startService('', options.env)),
+    Array.from({ length: options.instances }, () => startService('', options.env, options.main)),
   )
   try {
     const request = createRequest({ authorization: `Bearer ${options.key}` })
