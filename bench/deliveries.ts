@@ -82,6 +82,7 @@ export function lagsOf(deliveries: Delivery[]) {
     distinct: first.size,
     p50: quantile(lags, 0.5),
     p99: quantile(lags, 0.99),
+    max: lags.at(-1) ?? 0,
     arrivals: [...first.values()],
   }
 }

@@ -51,14 +51,20 @@ export async function seedFreshPostgres(
   adminUrl: string,
   count: number,
 ): Promise<{ url: string; key: string }> {
+  const url = await freshPostgresDatabase(adminUrl, 'petstore_bench')
+  return { url, key: await seedPostgres(url, count) }
+}
+
+/** The database `name` on the server of `adminUrl`, dropped first if there and created empty; its URL. */
+export async function freshPostgresDatabase(adminUrl: string, name: string): Promise<string> {
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
-  await admin.query('DROP DATABASE IF EXISTS petstore_bench WITH (FORCE)')
-  await admin.query('CREATE DATABASE petstore_bench')
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  await admin.query(`CREATE DATABASE ${name}`)
   await admin.end()
   const url = new URL(adminUrl)
-  url.pathname = '/petstore_bench'
-  return { url: url.toString(), key: await seedPostgres(url.toString(), count) }
+  url.pathname = `/${name}`
+  return url.toString()
 }
 
 async function seedPostgres(url: string, count: number): Promise<string> {

@@ -1,5 +1,4 @@
 import { join } from 'node:path'
-import pg from 'pg'
 import { createApiKeyService } from '../src/api-keys/api-keys.service.js'
 import { systemClock } from '../src/clock.js'
 import { loadConfig } from '../src/config.js'
@@ -7,6 +6,7 @@ import { connectDatabase } from '../src/db/connect.js'
 import type { DbHandle } from '../src/db/handle.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { openSqlite } from '../src/db/sqlite.js'
+import { freshPostgresDatabase } from './lib.js'
 
 /** Where a scene's fresh database comes from, with `keys` Enterprise keys out of reach (one account each). */
 export interface Store {
@@ -42,16 +42,9 @@ export function postgresStore(adminUrl: string, redisUrl: string): Store {
   return {
     label: 'PostgreSQL + Redis',
     async fresh(count) {
-      const admin = new pg.Client({ connectionString: adminUrl })
-      await admin.connect()
-      await admin.query('DROP DATABASE IF EXISTS petstore_scale WITH (FORCE)')
-      await admin.query('CREATE DATABASE petstore_scale')
-      await admin.end()
-      const url = new URL(adminUrl)
-      url.pathname = '/petstore_scale'
-      const handle = connectDatabase(loadConfig({ DATABASE_URL: url.toString() }).database, false)
-      const keys = await issueKeys(handle, count)
-      return { env: { DATABASE_URL: url.toString(), REDIS_URL: redisUrl }, keys }
+      const url = await freshPostgresDatabase(adminUrl, 'petstore_scale')
+      const keys = await issueKeys(connectDatabase(loadConfig({ DATABASE_URL: url }).database, false), count)
+      return { env: { DATABASE_URL: url, REDIS_URL: redisUrl }, keys }
     },
   }
 }

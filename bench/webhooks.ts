@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import { type Delivery, quantile, type Receiver, startReceiver, subscribe } from './deliveries.js'
+import { lagsOf, type Receiver, startReceiver, subscribe } from './deliveries.js'
 import {
   type Auth,
   createHarness,
@@ -105,21 +105,16 @@ async function measureLag(server: ServerProcess, auth: Auth, receiver: Receiver,
   const deadline = performance.now() + TAIL_WAIT_MS
   while ((await receiver.count()) - from < expected && performance.now() < deadline) await delay(20)
   const arrived = await receiver.deliveries(from)
-  const first = new Map<string, Delivery>()
-  for (const delivery of arrived) {
-    const key = `${delivery.endpoint} ${delivery.webhookId}`
-    if (!first.has(key)) first.set(key, delivery)
-  }
-  const lags = [...first.values()].map((d) => d.arrivedAt - d.createdAt).sort((a, b) => a - b)
+  const lags = lagsOf(arrived)
   return {
     seconds,
     petsCreated,
     expected,
-    delivered: first.size,
-    duplicates: arrived.length - first.size,
-    p50Ms: quantile(lags, 0.5),
-    p99Ms: quantile(lags, 0.99),
-    maxMs: lags.at(-1) ?? 0,
+    delivered: lags.distinct,
+    duplicates: arrived.length - lags.distinct,
+    p50Ms: lags.p50,
+    p99Ms: lags.p99,
+    maxMs: lags.max,
   }
 }
 
