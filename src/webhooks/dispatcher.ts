@@ -101,10 +101,10 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   /**
-   * One transaction: leases renewed, what ended written down, then (unless stopping) events fanned out,
-   * endpoints leased and the lanes' queues refilled; idle lanes let go. True when it did anything.
+   * What a step has to do, from cheap reads (each a hint: the transaction judges on the database's
+   * clock); undefined when nothing.
    */
-  async function step(claim: boolean): Promise<boolean> {
+  async function plan(claim: boolean) {
     const ended = lanes.takeEnded()
     const startedAt = Date.now()
     const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
@@ -114,42 +114,60 @@ export function createDispatcher(deps: DispatcherDeps) {
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
     const idle = lanes.idleSince(startedAt - LINGER_MS)
     const wants = claim ? lanes.wants() : []
-    const due = await attempts.anyDueFor(
-      wants.map((want) => want.endpointId),
-      owner,
-      startedAt,
-    )
-    if (ended.length === 0 && !renew && !fan && !acquire && !due && idle.length === 0) return false
-    const result = await handle.write(async (trx) => {
+    const ids = wants.map((want) => want.endpointId)
+    const due = await attempts.anyDueFor(ids, owner, startedAt)
+    const work = { ended, startedAt, renew, fan, acquire, idle, wants }
+    return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
+  }
+  type Plan = NonNullable<Awaited<ReturnType<typeof plan>>>
+
+  /**
+   * One transaction: leases renewed, what ended written down, then events fanned out, endpoints leased
+   * and the lanes' queues refilled; idle lanes let go.
+   */
+  function write(work: Plan) {
+    const { ended, wants, idle } = work
+    return handle.write(async (trx) => {
       const now = await databaseNow(handle, trx)
       // Endpoint rows before their attempts, the order a disabling PATCH or a DELETE takes them in.
-      const held = renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()
-      await leases.lockRows(trx, [
-        ...new Set([...wants.map((want) => want.endpointId), ...ended.map((end) => end.claimed.endpoint.id)]),
-      ])
+      const held = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()
+      const touched = [
+        ...wants.map((want) => want.endpointId),
+        ...ended.map((end) => end.claimed.endpoint.id),
+      ]
+      await leases.lockRows(trx, [...new Set(touched)])
       const settled = await settler.settleAll(trx, ended, owner, now)
-      const fanned = fan ? await fanOut.fanOut(trx, now) : 0
+      const fanned = work.fan ? await fanOut.fanOut(trx, now) : 0
       const limit = MAX_LANES - lanes.size
-      const acquired = acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
+      const acquired = work.acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
       const fresh = acquired.map((endpoint) => ({ endpointId: endpoint.id, count: wantFor(0) }))
       const stillHeld = new Set(held)
-      const taken = await attempts.take(trx, {
-        owner,
-        wants: [...wants.filter((want) => stillHeld.has(want.endpointId)), ...fresh],
-        now,
-      })
+      const kept = wants.filter((want) => stillHeld.has(want.endpointId))
+      const taken = await attempts.take(trx, { owner, wants: [...kept, ...fresh], now })
       const withWork = new Set(taken.map((claimed) => claimed.endpoint.id))
       const letGo = idle.filter((id) => stillHeld.has(id) && !withWork.has(id))
       await leases.release(trx, owner, letGo)
       return { held, settled, fanned, acquired, taken, letGo }
     })
-    if (renew || acquire) renewedAt = startedAt
+  }
+
+  /** One step: its plan, its transaction, then the lanes as it left them. True when it did anything. */
+  async function step(claim: boolean): Promise<boolean> {
+    const work = await plan(claim)
+    if (!work) return false
+    // Not written (a deadline, a lost connection): what ended is written by the next step instead, so
+    // no attempt stays held by this dispatcher with nothing to end it.
+    const result = await write(work).catch((error: unknown) => {
+      lanes.giveBackEnded(work.ended)
+      throw error
+    })
+    if (work.renew || work.acquire) renewedAt = work.startedAt
     for (const outcome of result.settled) deps.observe?.settled(outcome)
     const held = new Set(result.held)
     lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
-    lanes.add(result.acquired, startedAt)
+    lanes.add(result.acquired, work.startedAt)
     lanes.enqueue(result.taken)
-    return ended.length > 0 || result.fanned > 0 || result.taken.length > 0 || result.acquired.length > 0
+    return work.ended.length > 0 || result.fanned > 0 || result.taken.length > 0 || result.acquired.length > 0
   }
 
   return {

@@ -182,6 +182,10 @@ export function createLanes(options: LanesOptions) {
       }
       return queued
     },
+    /** Outcomes a step could not write: the next one writes them. */
+    giveBackEnded(outcomes: readonly Ended[]): void {
+      ended = [...outcomes, ...ended]
+    },
     /** What ended since the last call (the step writes it down). */
     takeEnded(): Ended[] {
       const taken = ended

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os'
-import type { Db } from '../db/database.js'
+import type { ExpressionBuilder } from 'kysely'
+import type { Database, Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 
 /** The endpoint a dispatcher leased, with what its lane starts from. */
@@ -36,6 +37,18 @@ export type LeasesRepository = ReturnType<typeof createLeasesRepository>
  * its owner renews it (`lease_until`, database time); a lapsed one, or on SQLite a dead process's, is
  * free to take.
  */
+/** For a query on `webhook_endpoints as e`: the endpoint has an attempt due at `now`. */
+const hasDueAttempt =
+  (now: number) =>
+  ({ exists, selectFrom }: ExpressionBuilder<Database & { e: WebhookEndpointsTable }, 'e'>) =>
+    exists(
+      selectFrom('webhook_attempts as a')
+        .select('a.id')
+        .whereRef('a.endpoint_id', '=', 'e.id')
+        .where('a.status', '=', 'pending')
+        .where('a.due_at', '<=', now),
+    )
+
 export function createLeasesRepository(handle: DbHandle) {
   const claimable = handle.prepareRead((db, now: number) =>
     db
@@ -44,15 +57,7 @@ export function createLeasesRepository(handle: DbHandle) {
       .where('e.status', '=', 'enabled')
       .where('e.deleted_at', 'is', null)
       .where((eb) => eb.or([eb('e.lease_until', 'is', null), eb('e.lease_until', '<', now)]))
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('webhook_attempts as a')
-            .select('a.id')
-            .whereRef('a.endpoint_id', '=', 'e.id')
-            .where('a.status', '=', 'pending')
-            .where('a.due_at', '<=', now),
-        ),
-      )
+      .where(hasDueAttempt(now))
       .limit(1),
   )
   const heldByOthers = handle.prepareRead((db, now: number) =>
@@ -98,15 +103,7 @@ export function createLeasesRepository(handle: DbHandle) {
             ...(dead.length > 0 ? [eb('e.lease_owner', 'in', dead)] : []),
           ]),
         )
-        .where(({ exists, selectFrom }) =>
-          exists(
-            selectFrom('webhook_attempts as a')
-              .select('a.id')
-              .whereRef('a.endpoint_id', '=', 'e.id')
-              .where('a.status', '=', 'pending')
-              .where('a.due_at', '<=', now),
-          ),
-        )
+        .where(hasDueAttempt(now))
         .orderBy((eb) => eb.fn.coalesce('e.lease_until', eb.lit(0)))
         .orderBy('e.id')
         .limit(options.limit)
