@@ -105,7 +105,6 @@ export function createDispatcher(deps: DispatcherDeps) {
    * clock); undefined when nothing.
    */
   async function plan(claim: boolean) {
-    const ended = lanes.takeEnded()
     const startedAt = Date.now()
     const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
     // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once).
@@ -116,6 +115,8 @@ export function createDispatcher(deps: DispatcherDeps) {
     const wants = claim ? lanes.wants() : []
     const ids = wants.map((want) => want.endpointId)
     const due = await attempts.anyDueFor(ids, owner, startedAt)
+    // Taken after every read that may fail: what ended is never dropped with a failed plan.
+    const ended = lanes.takeEnded()
     const work = { ended, startedAt, renew, fan, acquire, idle, wants }
     return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
