@@ -37,3 +37,18 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
     },
   }
 }
+
+/**
+ * The environment of service processes that deliver webhooks over `databaseUrl` and an isolated Redis:
+ * loopback receivers allowed, retries compressed 1000 times, a 2 s attempt deadline.
+ */
+export function webhookInstancesEnv(databaseUrl: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: isolatedRedisUrl(),
+    LOG_LEVEL: 'warn',
+    PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
+    PETSTORE_WEBHOOK_RETRY_SCALE: '0.001',
+    PETSTORE_WEBHOOK_TIMEOUT_MS: '2000',
+  }
+}

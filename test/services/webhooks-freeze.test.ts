@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { issueUnlimitedKey, killService, type Service, spawnInstances } from '../service-process.js'
 import { type Receiver, startReceiver } from '../webhooks/harness.js'
-import { createTestDatabase, isolatedRedisUrl } from './test-stores.js'
+import { createTestDatabase, webhookInstancesEnv } from './test-stores.js'
 
 /**
  * An instance that freezes (SIGSTOP: its kernel still answers TCP keepalives, so only a deadline ends
@@ -23,14 +23,7 @@ let key: string
 beforeAll(async () => {
   database = await createTestDatabase()
   dir = mkdtempSync(join(tmpdir(), 'petstore-webhook-freeze-'))
-  const env = {
-    DATABASE_URL: database.url,
-    REDIS_URL: isolatedRedisUrl(),
-    LOG_LEVEL: 'warn',
-    PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
-    PETSTORE_WEBHOOK_RETRY_SCALE: '0.001',
-    PETSTORE_WEBHOOK_TIMEOUT_MS: '2000',
-  }
+  const env = webhookInstancesEnv(database.url)
   instances = await spawnInstances(3, env)
   receiver = await startReceiver()
   key = (await issueUnlimitedKey(env, dir)).key

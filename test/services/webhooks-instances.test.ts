@@ -6,7 +6,7 @@ import { type Pet, storedPets } from '../crash-scenario.js'
 import { issueUnlimitedKey, killService, type Service, spawnInstances } from '../service-process.js'
 import { expectEveryCommitDelivered } from '../webhooks/deliveries-check.js'
 import { type Receiver, startReceiver } from '../webhooks/harness.js'
-import { createTestDatabase, isolatedRedisUrl } from './test-stores.js'
+import { createTestDatabase, webhookInstancesEnv } from './test-stores.js'
 
 /**
  * Events and webhooks on three instances sharing PostgreSQL and Redis (CONTRACT §14): one killed in the
@@ -26,14 +26,7 @@ let env: Record<string, string>
 beforeAll(async () => {
   database = await createTestDatabase()
   dir = mkdtempSync(join(tmpdir(), 'petstore-webhook-instances-'))
-  env = {
-    DATABASE_URL: database.url,
-    REDIS_URL: isolatedRedisUrl(),
-    LOG_LEVEL: 'warn',
-    PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
-    PETSTORE_WEBHOOK_RETRY_SCALE: '0.001',
-    PETSTORE_WEBHOOK_TIMEOUT_MS: '2000',
-  }
+  env = webhookInstancesEnv(database.url)
   instances = await spawnInstances(3, env)
   everyInstance.push(...instances)
   receiver = await startReceiver(() => ({ status: 204, delayMs: 50 }))
