@@ -3,6 +3,17 @@ import { createEventsRepository } from '../../src/events/events.repository.js'
 import { createFanOut, FAN_OUT_AHEAD, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.js'
 import { build } from '../helpers.js'
 
+/** An enabled endpoint row, written straight to the table (past the API's 10 per account). */
+const endpointRow = (account: number, url: string, events: string, now: number) => ({
+  api_key_id: account,
+  url,
+  events,
+  status: 'enabled',
+  secret: 'whsec_AA==',
+  enabled_after_seq: 0,
+  created_at: now,
+})
+
 it('fans an event out to 2,500 endpoints over several transactions, each writing at most FAN_OUT_ROWS attempts', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
@@ -10,15 +21,9 @@ it('fans an event out to 2,500 endpoints over several transactions, each writing
   const now = t.clock.now()
   const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
   // Far beyond one account's 10: the bound must hold whatever the number of subscribers.
-  const endpoints = Array.from({ length: 2_500 }, (_, index) => ({
-    api_key_id: account,
-    url: `https://e${index}.example/`,
-    events: index % 2 === 0 ? '["pet.*"]' : '["*"]',
-    status: 'enabled',
-    secret: 'whsec_AA==',
-    enabled_after_seq: 0,
-    created_at: now,
-  }))
+  const endpoints = Array.from({ length: 2_500 }, (_, index) =>
+    endpointRow(account, `https://e${index}.example/`, index % 2 === 0 ? '["pet.*"]' : '["*"]', now),
+  )
   for (let start = 0; start < endpoints.length; start += 500) {
     await db
       .insertInto('webhook_endpoints')
@@ -61,15 +66,7 @@ it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD atte
   const { db } = handle
   const now = t.clock.now()
   const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
-  const endpoint = (url: string) => ({
-    api_key_id: account,
-    url,
-    events: '["*"]',
-    status: 'enabled',
-    secret: 'whsec_AA==',
-    enabled_after_seq: 0,
-    created_at: now,
-  })
+  const endpoint = (url: string) => endpointRow(account, url, '["*"]', now)
   const [slow, fast] = await db
     .insertInto('webhook_endpoints')
     .values([endpoint('https://slow.example/'), endpoint('https://fast.example/')])
