@@ -8,7 +8,12 @@ import { defineConfig } from 'vitest/config'
  */
 export default defineConfig({
   test: {
-    include: ['test/services/**/*.test.ts', 'test/*.test.ts', 'test/webhooks/**/*.test.ts'],
+    include: [
+      'test/services/**/*.test.ts',
+      'test/*.test.ts',
+      'test/webhooks/**/*.test.ts',
+      'test/tracing/**/*.test.ts',
+    ],
     // The CLI and the bare process (its drain too) on SQLite only; on PostgreSQL: multi-instance.test.ts.
     exclude: [
       'test/cli.test.ts',

@@ -1,4 +1,9 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginCallback,
+  LogController,
+} from 'fastify'
 import { RateLimitStatus, registerStandingRoute } from './api-keys/standing.routes.js'
 import type { Deps } from './deps.js'
 import { registerAccessLog } from './http/access-log.js'
@@ -33,10 +38,13 @@ const BODY_LIMIT_BYTES = 64 * 1024
  * Every request takes one straight line. At the root: the target made routable (request-target.ts), one
  * Host, then the hooks of the scope its route (or not-found handler) was registered in: the API scope under
  * /v1 (CORS, the guard, the API's headers) or the public scope (CORS, a per-IP limit); the health probes and
- * /metrics are in neither. Whatever it ends with, the root error handler writes the Error body, the root
+ * /metrics are in neither. With tracing on (`options.tracing`, tracing/sdk.ts) its span wraps all of it. Whatever it ends with, the root error handler writes the Error body, the root
  * onSend the common headers, and the root onResponse the log line and the metrics.
  */
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildApp(
+  deps: Deps,
+  options: { tracing?: FastifyPluginCallback | undefined } = {},
+): Promise<FastifyInstance> {
   const { config } = deps
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -66,6 +74,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas))
 
+  // First: its onRequest hook opens the request's SERVER span, which every later hook runs inside.
+  if (options.tracing) await app.register(options.tracing)
   registerJsonBodyParser(app)
   registerErrorHandler(app)
   registerCommonHeaders(app)

@@ -44,6 +44,18 @@ export const FORMATS: Readonly<Record<string, { check(text: string): boolean; ex
     },
     expectation: 'must be a redis:// or rediss:// URL',
   },
+  'petstore.otlp-url': {
+    check: (text) => {
+      const url = URL.canParse(text) ? new URL(text) : undefined
+      return Boolean(url && (url.protocol === 'http:' || url.protocol === 'https:'))
+    },
+    expectation: 'must be an http(s) URL of an OTLP/HTTP receiver',
+  },
+  'petstore.otel-resource': {
+    // key=value pairs, comma-separated (W3C Baggage's shape, as the OpenTelemetry specification says).
+    check: (text) => listOf(text).every((pair) => /^[^=,\s]+=[^,]*$/.test(pair)),
+    expectation: 'must be a comma list of key=value pairs',
+  },
   'petstore.trust-proxy': {
     check: (text) => /^(true|false|\d{1,2})$/.test(text) || listOf(text).every(isAddressOrCidr),
     expectation: 'must be true, false, a hop count or a comma list of proxy addresses/CIDRs',
@@ -173,6 +185,77 @@ export const ConfigSchema = Type.Object({
     default: '0',
     description:
       '`1` lets webhook URLs reach any address, over plain `http` too: for development and tests only (start-up warns)',
+  }),
+  // OpenTelemetry's own variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
+  // the SDK reads them; they are listed and checked here so a bad value stops start-up with one line.
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(
+    text(
+      'petstore.otlp-url',
+      'OTLP/HTTP receiver (a collector) of traces: setting it turns tracing on; `/v1/traces` is appended',
+      {
+        'x-unset': 'tracing off (unless the next variable is set): no OpenTelemetry SDK is loaded',
+      },
+    ),
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(
+    text(
+      'petstore.otlp-url',
+      'the full URL traces are posted to; wins over the previous variable and turns tracing on too',
+      {
+        'x-unset': 'the previous variable with `/v1/traces`',
+      },
+    ),
+  ),
+  OTEL_SDK_DISABLED: Type.Enum(['true', 'false'], {
+    default: 'false',
+    description: '`true` keeps tracing off whatever the endpoint variables say',
+  }),
+  OTEL_EXPORTER_OTLP_PROTOCOL: Type.Enum(['http/protobuf', 'http/json'], {
+    default: 'http/protobuf',
+    description: 'how spans are sent to the receiver',
+  }),
+  OTEL_SERVICE_NAME: Type.String({
+    minLength: 1,
+    default: 'petstore',
+    description: "the traces' `service.name`",
+  }),
+  OTEL_RESOURCE_ATTRIBUTES: Type.Optional(
+    text(
+      'petstore.otel-resource',
+      "more attributes of every span's resource, `key=value,key=value` (`deployment.environment.name=staging`)",
+      {
+        'x-unset': 'the service name, the host and the process only',
+      },
+    ),
+  ),
+  OTEL_TRACES_SAMPLER: Type.Enum(
+    [
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+      'always_on',
+      'always_off',
+      'traceidratio',
+    ],
+    {
+      default: 'parentbased_always_on',
+      description:
+        'which traces are kept: `parentbased_*` follows an incoming `traceparent`, `traceidratio` keeps the share `OTEL_TRACES_SAMPLER_ARG`',
+    },
+  ),
+  OTEL_TRACES_SAMPLER_ARG: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: 'the share of traces a `*traceidratio` sampler keeps (`0.01`: 1%)',
+      'x-unset': '1: every trace',
+    }),
+  ),
+  OTEL_BSP_SCHEDULE_DELAY: Type.Integer({
+    minimum: 1,
+    maximum: 999_999_999,
+    default: 5000,
+    description: 'milliseconds between two exports of the queued spans',
   }),
 })
 

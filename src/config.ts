@@ -19,6 +19,7 @@ export type Config = Readonly<
   }
 >
 export type DatabaseConfig = Config['database']
+export type TracingConfig = NonNullable<Config['tracing']>
 
 export class ConfigError extends Error {
   constructor(variable: string, expectation: string, value: string) {
@@ -75,7 +76,10 @@ function numberOf(schema: VariableSchema, text: string): string | number {
 function expectation(schema: VariableSchema): string {
   if (schema.enum) return `must be one of ${schema.enum.join(', ')}`
   if (schema.type === 'integer') return `must be a whole number from ${schema.minimum} to ${schema.maximum}`
-  if (schema.type === 'number') return `must be a number above 0, at most ${schema.maximum}`
+  if (schema.type === 'number') {
+    const from = schema.minimum === undefined ? 'above 0' : `from ${schema.minimum}`
+    return `must be a number ${from}, at most ${schema.maximum}`
+  }
   return FORMATS[schema.format ?? '']?.expectation ?? 'is not valid'
 }
 
@@ -118,6 +122,18 @@ function toConfig(variables: Variables) {
       /** Any address and plain http: development and tests only. */
       allowPrivate: variables.PETSTORE_WEBHOOKS_ALLOW_PRIVATE === '1',
     },
+    /** OpenTelemetry tracing, when an endpoint is set and the SDK not disabled; undefined: off. */
+    tracing: tracingOf(variables),
+  }
+}
+
+/** On exactly as an OpenTelemetry SDK would be: an OTLP endpoint is set and OTEL_SDK_DISABLED is not `true`. */
+function tracingOf(variables: Variables) {
+  const endpoint = variables.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? variables.OTEL_EXPORTER_OTLP_ENDPOINT
+  if (endpoint === undefined || variables.OTEL_SDK_DISABLED === 'true') return undefined
+  return {
+    serviceName: variables.OTEL_SERVICE_NAME,
+    protocol: variables.OTEL_EXPORTER_OTLP_PROTOCOL,
   }
 }
 

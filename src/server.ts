@@ -21,8 +21,12 @@ export interface RunningServer {
 
 /** Opens the stores, builds the app and listens where the configuration says. */
 export async function startServer(config: Config, options: DepsOptions = {}): Promise<RunningServer> {
+  // Before the stores open: the database handle traces its statements only if a tracer is there by then.
+  // Off, the SDK is never imported (tracing/README.md).
+  const tracing = config.tracing && (await import('./tracing/sdk.js')).startTracing(config.tracing)
   const deps = await createDeps(config, options)
-  const app = await buildApp(deps)
+  tracing?.logTo(deps.logger)
+  const app = await buildApp(deps, { tracing: tracing?.plugin })
   const dispatcher = createDispatcher({
     handle: deps.database,
     logger: deps.logger,
@@ -48,6 +52,7 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
   } catch (error) {
     await Promise.allSettled([dispatcher.stop(0), ...servers.map((server) => server.close())])
     await deps.close()
+    await tracing?.shutdown()
     release()
     throw error
   }
@@ -62,6 +67,8 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
         ...servers.slice(1).map((server) => server.close()),
       ])
       await deps.close()
+      // The spans of the drain itself included; an unreachable collector costs at most its export timeout.
+      await tracing?.shutdown()
       release()
     },
   }

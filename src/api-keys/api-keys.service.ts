@@ -49,7 +49,7 @@ export function createApiKeyService(deps: { handle: DbHandle; clock: Clock; env:
   const repository = createApiKeyRepository(handle)
   // Kept only while the database is unchanged (see fresh-cache.ts): a revocation, update or rotation by
   // the CLI or another instance takes effect on the next request.
-  const found = createFreshCache<KeyLookup | undefined>(handle.changeToken, KEY_CACHE_SIZE)
+  const found = createFreshCache<KeyLookup | undefined>('api key', handle.changeToken, KEY_CACHE_SIZE)
 
   async function issueApiKey(input: IssueApiKeyInput): Promise<IssuedApiKey> {
     const custom = customLimits(input.plan, input, undefined)

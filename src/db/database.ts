@@ -94,6 +94,8 @@ export interface EventsTable {
   fanned_out: Generated<number>
   /** While it is fanned out in parts: the last endpoint id it was fanned out to (0: none yet). */
   fan_out_after: Generated<number>
+  /** The W3C `traceparent` of the change that emitted it, when tracing was on: its spans link there. */
+  trace_parent: string | null
 }
 
 export interface WebhookEndpointsTable {
@@ -167,6 +169,7 @@ export interface EventOutboxTable {
   resource_version: number
   object: string
   created_at: number
+  trace_parent: string | null
 }
 
 /** An endpoint's earlier subscription, in force for the events up to `until_seq` since the one before. */

@@ -18,7 +18,7 @@ function loader<V>(value: V) {
 
 test('a value is served while the token it was read under is current, and never after a commit', () => {
   const db = tokenSource()
-  const cache = createFreshCache<string>(db.token, 10)
+  const cache = createFreshCache<string>('test', db.token, 10)
   const load = loader('rows of version 1')
   expect(cache.get('page', load)).toBe('rows of version 1')
   expect(cache.get('page', load)).toBe('rows of version 1')
@@ -29,7 +29,7 @@ test('a value is served while the token it was read under is current, and never 
 
 test('a read in flight when a commit lands is not kept', async () => {
   const db = tokenSource()
-  const cache = createFreshCache<string>(db.token, 10)
+  const cache = createFreshCache<string>('test', db.token, 10)
   let finish: (value: string) => void = () => {}
   const inFlight = cache.get('page', () => new Promise<string>((resolve) => (finish = resolve)))
   db.commit()
@@ -41,7 +41,7 @@ test('a read in flight when a commit lands is not kept', async () => {
 
 test('callers with the same token share a read in flight; a failed read is not kept', async () => {
   const db = tokenSource()
-  const cache = createFreshCache<string>(db.token, 10)
+  const cache = createFreshCache<string>('test', db.token, 10)
   let calls = 0
   const failing = () => {
     calls++
@@ -56,12 +56,12 @@ test('callers with the same token share a read in flight; a failed read is not k
 
 test('nothing found (undefined) is not kept, and without a change token nothing is', () => {
   const db = tokenSource()
-  const cache = createFreshCache<string | undefined>(db.token, 10)
+  const cache = createFreshCache<string | undefined>('test', db.token, 10)
   const missing = loader<string | undefined>(undefined)
   cache.get('unknown', missing)
   cache.get('unknown', missing)
   expect(missing.calls).toBe(2)
-  const uncached = createFreshCache<string>(undefined, 10)
+  const uncached = createFreshCache<string>('test', undefined, 10)
   const load = loader('rows')
   uncached.get('page', load)
   uncached.get('page', load)
@@ -70,7 +70,7 @@ test('nothing found (undefined) is not kept, and without a change token nothing 
 
 test('past its bound the cache drops its oldest entries instead of growing', () => {
   const db = tokenSource()
-  const cache = createFreshCache<number>(db.token, 3)
+  const cache = createFreshCache<number>('test', db.token, 3)
   for (let i = 0; i < 4; i++) cache.get(`k${i}`, loader(i))
   const k0 = loader(-1)
   expect(cache.get('k3', loader(-1))).toBe(3)
@@ -80,7 +80,7 @@ test('past its bound the cache drops its oldest entries instead of growing', () 
 
 test("an asynchronous token (PostgreSQL's) is awaited: a value read under one is served until it moves", async () => {
   let version = 1
-  const cache = createFreshCache<string>(async () => version, 10)
+  const cache = createFreshCache<string>('test', async () => version, 10)
   const first = cache.get('page', loader('rows of version 1'))
   expect(first).toBeInstanceOf(Promise)
   expect(await first).toBe('rows of version 1')

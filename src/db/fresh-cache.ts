@@ -1,4 +1,5 @@
 import { createBoundedMap } from '../bounded-map.js'
+import { inSpan, tracingEnabled } from '../tracing/tracing.js'
 import type { ChangeToken } from './handle.js'
 
 /**
@@ -11,12 +12,13 @@ import type { ChangeToken } from './handle.js'
  * commit in between, so its answer is what each of them would have read (identical reads coalesce, as
  * when a commit has just emptied the cache under load). A read that fails or finds nothing (undefined) is
  * not kept (a cache of lookups that may find nothing has `undefined` in `V`). `get` is synchronous when
- * the token is and the value is kept (SQLite's hits).
+ * the token is and the value is kept (SQLite's hits). With tracing on, each `get` is a `cache <name>` span
+ * saying `petstore.cache.hit` (false: this caller read the database, in a child span).
  *
  * @example
  * const page = await pages.get(key, () => repository.readPage(query))
  */
-export function createFreshCache<V>(changeToken: ChangeToken | undefined, maxEntries: number) {
+export function createFreshCache<V>(name: string, changeToken: ChangeToken | undefined, maxEntries: number) {
   const entries = createBoundedMap<string, V | Promise<V>>(maxEntries)
   let current: unknown
 
@@ -39,14 +41,31 @@ export function createFreshCache<V>(changeToken: ChangeToken | undefined, maxEnt
     return loaded
   }
 
+  function lookup(key: string, load: () => V | Promise<V>): V | Promise<V> {
+    if (!changeToken) return load()
+    const token = changeToken()
+    return token instanceof Promise
+      ? token.then((read) => fromToken(key, read, load))
+      : fromToken(key, token, load)
+  }
+
+  const spanName = `cache ${name}`
+  function tracedLookup(key: string, load: () => V | Promise<V>): Promise<V> {
+    return inSpan(spanName, {}, async (span) => {
+      let hit = true
+      const value = await lookup(key, () => {
+        hit = false
+        return load()
+      })
+      span?.setAttribute('petstore.cache.hit', hit)
+      return value
+    })
+  }
+
   return {
     /** The value kept under the current token, else `load()`'s (kept, and shared while in flight). */
     get(key: string, load: () => V | Promise<V>): V | Promise<V> {
-      if (!changeToken) return load()
-      const token = changeToken()
-      return token instanceof Promise
-        ? token.then((read) => fromToken(key, read, load))
-        : fromToken(key, token, load)
+      return tracingEnabled() ? tracedLookup(key, load) : lookup(key, load)
     },
   }
 }

@@ -1,3 +1,5 @@
+import type { Span } from '@opentelemetry/api'
+import { inSpan } from '../tracing/tracing.js'
 import type { Db } from './database.js'
 import type { DbHandle } from './handle.js'
 
@@ -5,6 +7,8 @@ interface Pending<Item, Result> {
   item: Item
   resolve: (result: Result) => void
   reject: (error: unknown) => void
+  /** The caller's `group commit` span (tracing on): it learns the size of the batch it joined. */
+  span: Span | undefined
 }
 
 /**
@@ -12,7 +16,9 @@ interface Pending<Item, Result> {
  * they share one fsync instead of paying one each, and `writeAll` gets them together (one multi-row
  * statement instead of a round trip each, on PostgreSQL). It returns one result per item, in order.
  * Every caller still resolves only after the commit that holds its write, and if that transaction
- * fails, every write in it fails (none is half-done).
+ * fails, every write in it fails (none is half-done). With tracing on each caller waits in a `group commit`
+ * span that says how many writes shared the transaction; the transaction's statements are spans under the
+ * first caller's (it scheduled the flush).
  *
  * @example const insert = createGroupCommit(handle, (trx, pets: NewPet[]) => insertPets(trx, pets, now))
  */
@@ -32,15 +38,20 @@ export function createGroupCommit<Item, Result>(
           batch.map((pending) => pending.item),
         ),
       )
-      for (const [index, pending] of batch.entries()) pending.resolve(results[index] as Result)
+      for (const [index, pending] of batch.entries()) {
+        pending.span?.setAttribute('petstore.group_commit.size', batch.length)
+        pending.resolve(results[index] as Result)
+      }
     } catch (error) {
       for (const pending of batch) pending.reject(error)
     }
   }
 
   return (item: Item): Promise<Result> =>
-    new Promise<Result>((resolve, reject) => {
-      if (queue.length === 0) setImmediate(flush)
-      queue.push({ item, resolve, reject })
+    inSpan('group commit', {}, (span) => {
+      return new Promise<Result>((resolve, reject) => {
+        if (queue.length === 0) setImmediate(flush)
+        queue.push({ item, resolve, reject, span })
+      })
     })
 }

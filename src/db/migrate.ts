@@ -10,6 +10,7 @@ import * as storeOrders from './migrations/0005_store_orders.js'
 import * as petStatusCounts from './migrations/0006_pet_status_counts.js'
 import * as eventsWebhooks from './migrations/0007_events_webhooks.js'
 import * as webhookLanes from './migrations/0008_webhook_lanes.js'
+import * as eventTraceContext from './migrations/0009_event_trace_context.js'
 
 /** Versioned migrations, applied in name order; listed here so the built output needs no file scan. */
 const migrations: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '0006_pet_status_counts': petStatusCounts,
   '0007_events_webhooks': eventsWebhooks,
   '0008_webhook_lanes': webhookLanes,
+  '0009_event_trace_context': eventTraceContext,
 }
 
 /** Every migration's name, in the order they apply. */

@@ -8,9 +8,11 @@ import {
 } from 'kysely'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.js'
+import { tracingEnabled } from '../tracing/tracing.js'
 import type { Db } from './database.js'
 import { DatabaseTimeoutError, withDeadline } from './deadline.js'
 import { compileRead, type DbHandle, parametersOf } from './handle.js'
+import { querySpans, tracedRead } from './query-spans.js'
 import { createSnapshotToken, SNAPSHOT_SQL } from './snapshot-token.js'
 
 const INT8_OID = 20
@@ -62,9 +64,16 @@ export function openPostgres(
     client.on('error', () => {})
   })
   const dialectPool: PostgresPool = timeoutMs === undefined ? pool : withDeadlines(pool, timeoutMs)
-  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool: dialectPool }) })
+  const db: Db = new Kysely({
+    dialect: new PostgresDialect({ pool: dialectPool }),
+    log: querySpans('postgresql'),
+  })
+  const read = tracingEnabled()
+    ? <Row>(statement: pg.QueryConfig) =>
+        tracedRead('postgresql', statement.text, () => readOnce<Row>(statement))
+    : readOnce
   /** A read on a pooled connection, within the deadline, as a named statement (parsed once per connection). */
-  async function read<Row>(statement: pg.QueryConfig): Promise<Row[]> {
+  async function readOnce<Row>(statement: pg.QueryConfig): Promise<Row[]> {
     const client = (await dialectPool.connect()) as unknown as pg.PoolClient
     try {
       return (await client.query(statement)).rows

@@ -1,11 +1,13 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { type Compilable, Kysely, SqliteDialect } from 'kysely'
 import { createBoundedMap } from '../bounded-map.js'
+import { tracingEnabled } from '../tracing/tracing.js'
 import type { Db } from './database.js'
 import { retryWhileBusy } from './deadline.js'
 import { compileRead, type DbHandle, parametersOf } from './handle.js'
+import { querySpans, tracedReadSync } from './query-spans.js'
 
 export interface SqliteOptions {
   /**
@@ -44,7 +46,10 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
   reader.pragma('mmap_size = 268435456')
   reader.pragma('cache_size = -16384')
   const changeToken = createChangeToken(reader.prepare('PRAGMA data_version').pluck())
-  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(writer) }) })
+  const db: Db = new Kysely({
+    dialect: new SqliteDialect({ database: withStatementCache(writer) }),
+    log: querySpans('sqlite'),
+  })
   const ping = reader.prepare('select 1')
   const transaction = <T>(work: (trx: Db) => Promise<T>) => db.transaction().execute(work)
 
@@ -59,11 +64,11 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
     ping: async () => {
       ping.get()
     },
-    prepareRead(build) {
+    prepareRead<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
       const read = compileRead(db, build)
       let statement: SQLite.Statement<unknown[], unknown[]> | undefined
       let columns: string[] = []
-      return (...args) => {
+      const run = (...args: Args): Row[] => {
         if (!statement) {
           // Prepared on first use: the schema exists by then (migrations run after the handle opens).
           const prepared = reader.prepare<unknown[], unknown[]>(read.compiled.sql)
@@ -71,8 +76,11 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
           statement = prepared.raw(true)
         }
         // Rows come as arrays (better-sqlite3 builds them about a third faster than objects).
-        return statement.all(parametersOf(read, args)).map((values) => toRow(columns, values))
+        return statement.all(parametersOf(read, args)).map((values) => toRow<Row>(columns, values))
       }
+      if (!tracingEnabled()) return run
+      const { sql } = read.compiled
+      return (...args: Args) => tracedReadSync('sqlite', sql, () => run(...args))
     },
     close: async () => {
       await db.destroy()

@@ -2,6 +2,7 @@ import { type Selectable, sql } from 'kysely'
 import { lockTransaction } from '../db/advisory-lock.js'
 import type { Db, EventsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
+import { currentTraceParent } from '../tracing/tracing.js'
 
 /** Every event type (CONTRACT §14). */
 export const EVENT_TYPES = [
@@ -25,6 +26,11 @@ export interface NewEvent {
   resourceVersion: number
   /** The Pet or Order as the API returns it right after the change. */
   object: object
+  /**
+   * The change's trace context (tracing/tracing.ts `currentTraceParent`), when it was captured before the
+   * write joined a group commit; otherwise the recorder takes the active span's.
+   */
+  traceParent?: string | null
 }
 
 export type EventRow = Selectable<EventsTable>
@@ -83,7 +89,7 @@ export async function publishEvents(handle: Pick<DbHandle, 'dialect'>, trx: Db):
   for (;;) {
     const rows = await trx
       .selectFrom('event_outbox')
-      .select(['id', 'type', 'api_key_id', 'resource_version', 'object', 'created_at'])
+      .select(['id', 'type', 'api_key_id', 'resource_version', 'object', 'created_at', 'trace_parent'])
       .orderBy('id')
       .limit(PUBLISH_BATCH)
       .execute()
@@ -119,6 +125,7 @@ export function createEventRecorder(handle: Pick<DbHandle, 'dialect'>, now: () =
     async record(trx: Db, events: readonly NewEvent[]): Promise<void> {
       if (events.length === 0) return
       const createdAt = now()
+      const traceParent = currentTraceParent()
       for (let start = 0; start < events.length; start += INSERT_CHUNK_ROWS) {
         const rows = events.slice(start, start + INSERT_CHUNK_ROWS).map((event) => ({
           type: event.type,
@@ -126,6 +133,7 @@ export function createEventRecorder(handle: Pick<DbHandle, 'dialect'>, now: () =
           resource_version: event.resourceVersion,
           object: JSON.stringify(event.object),
           created_at: createdAt,
+          trace_parent: event.traceParent ?? traceParent,
         }))
         await trx.insertInto(table).values(rows).execute()
       }
@@ -139,6 +147,8 @@ export interface WaitingEvent {
   type: string
   api_key_id: number | null
   fan_out_after: number
+  /** The emitting change's trace context: the fan-out's span links to it. */
+  trace_parent: string | null
 }
 
 export type EventsRepository = ReturnType<typeof createEventsRepository>
@@ -194,7 +204,7 @@ export function createEventsRepository(handle: DbHandle) {
     async waitingIn(trx: Db, limit: number): Promise<WaitingEvent[]> {
       let query = trx
         .selectFrom('events')
-        .select(['seq', 'type', 'api_key_id', 'fan_out_after'])
+        .select(['seq', 'type', 'api_key_id', 'fan_out_after', 'trace_parent'])
         .where('fanned_out', '=', 0)
         .orderBy('seq')
         .limit(limit)

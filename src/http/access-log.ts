@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { redactKeys, redactKeysInTarget } from '../redact-keys.js'
+import { traceIdsOf, tracingEnabled } from '../tracing/tracing.js'
 import type { Metrics } from './metrics.js'
 
 /**
@@ -8,7 +9,7 @@ import type { Metrics } from './metrics.js'
  * client IP and the User-Agent, plus one metrics observation. Headers are never logged, and whatever is
  * shaped like a key is redacted from the target and the User-Agent (the request id never has that shape:
  * request-context.ts). It goes through the root logger (no child logger per request). At debug, a line
- * on arrival too.
+ * on arrival too. With tracing on, the line carries its request span's `trace_id` and `span_id`.
  */
 export function registerAccessLog(
   app: FastifyInstance,
@@ -31,6 +32,7 @@ export function registerAccessLog(
     if (account !== undefined) usage.record(account, reply.statusCode)
     if (logger.isLevelEnabled('info')) {
       const userAgent = request.headers['user-agent']
+      const ids = tracingEnabled() ? traceIdsOf(request.opentelemetry().context) : undefined
       // Flat fields: pino writes strings and numbers directly, nested objects through JSON.stringify.
       logger.info(
         {
@@ -43,6 +45,8 @@ export function registerAccessLog(
           account,
           ip: request.ip,
           userAgent: userAgent === undefined ? undefined : redactKeys(userAgent),
+          trace_id: ids?.traceId,
+          span_id: ids?.spanId,
         },
         'request completed',
       )

@@ -1,8 +1,10 @@
+import type { Attributes } from '@opentelemetry/api'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { AppError } from '../errors.js'
 import type { Decision, Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
 import { ipSubject, keySubject } from '../rate-limit/subjects.js'
+import { annotate, tracingEnabled } from '../tracing/tracing.js'
 import { countHeader } from './header-lines.js'
 import type { Metrics } from './metrics.js'
 import { retryAfterOf } from './reply.js'
@@ -111,6 +113,7 @@ function admit(
   const decided = standing ? store.peek(subject, limits, now) : store.consume(subject, limits, now)
   const settle = (rateLimit: Decision) => {
     request.caller = { apiKey, limits, rateLimit }
+    if (tracingEnabled()) annotate(spanAttributes(apiKey, rateLimit))
     if (standing) return
     if (rateLimit.outcome !== 'allowed') {
       deps.metrics.rateLimitRefusals.inc({ reason: rateLimit.outcome, subject: apiKey ? 'key' : 'ip' })
@@ -123,6 +126,17 @@ function admit(
   if (decided instanceof Promise) return decided.then(settle)
   settle(decided)
   return undefined
+}
+
+/** What the request's span says of the caller: the key's id and account (never the key), plan, limiter. */
+function spanAttributes(apiKey: Principal | null, rateLimit: Decision): Attributes {
+  return {
+    'petstore.key.id': apiKey?.id,
+    'petstore.account.id': apiKey?.id,
+    'petstore.plan': apiKey?.plan ?? 'anonymous',
+    'petstore.key.scope': apiKey?.scope,
+    'petstore.rate_limit.decision': rateLimit.outcome,
+  }
 }
 
 /**

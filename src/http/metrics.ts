@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { droppedSpans } from '../tracing/tracing.js'
 
 /** Prometheus metrics of one app; each app has its own registry, so tests can build many. */
 export function createMetrics() {
@@ -44,6 +45,7 @@ export function createMetrics() {
     registers: [registry],
   })
   const queue = webhookQueueGauges(registry)
+  spansDroppedCounter(registry)
   /** Counts a response; `route` is the route pattern, never the raw URL (bounded cardinality). */
   function observeRequest(route: string, method: string, status: number, seconds: number): void {
     requests.inc({ route, method, status })
@@ -144,5 +146,21 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: Metrics): vo
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType)
     return metrics.registry.metrics()
+  })
+}
+
+/** Spans the tracing SDK gave up (tracing/sdk.ts counts them): the export never waits, it drops. */
+function spansDroppedCounter(registry: Registry): void {
+  new Counter({
+    name: 'petstore_trace_spans_dropped_total',
+    help:
+      'Spans not exported, by reason: export_failed (the collector refused or did not answer in time) or ' +
+      'queue_full (more spans than the export queue holds while exports lag). Always 0 with tracing off.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const [reason, count] of Object.entries(droppedSpans)) this.inc({ reason }, count)
+    },
   })
 }

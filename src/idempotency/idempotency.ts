@@ -4,7 +4,8 @@ import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
 import { countHeader } from '../http/header-lines.js'
 import { sha256 } from '../sha256.js'
-import { createIdempotencyRepository, type Made } from './idempotency.repository.js'
+import { inSpan } from '../tracing/tracing.js'
+import { createIdempotencyRepository, type IdempotencyClaim, type Made } from './idempotency.repository.js'
 
 /** Idempotency records are kept for 24 hours (CONTRACT §7). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -49,18 +50,35 @@ export function createIdempotency(handle: Pick<DbHandle, 'write'>) {
       requestHash: sha256(request.request),
       createdAt: request.now,
     }
-    if (!(await records.claim(trx, claim))) {
-      const record = await records.find(trx, claim.apiKeyId, claim.key)
-      if (record && record.createdAt > request.now - IDEMPOTENCY_TTL_MS) {
-        if (record.requestHash !== claim.requestHash) throw keyReused()
-        if (record.made) return { replayOf: record.made }
-        throw keyInUse()
-      }
-      await records.reclaim(trx, claim)
-    }
+    const made = await inSpan('idempotency claim', {}, async (span) => {
+      const outcome = await claimOrFind(trx, claim, request.now)
+      span?.setAttribute('petstore.idempotency.outcome', 'made' in outcome ? 'replayed' : outcome.claimed)
+      return 'made' in outcome ? outcome.made : undefined
+    })
+    if (made) return { replayOf: made }
     const performed = await perform()
     await records.complete(trx, claim.apiKeyId, claim.key, madeOf(performed))
     return { performed }
+  }
+
+  /**
+   * The key claimed for this request (`claimed`, or `reclaimed` from an expired record), or what its first
+   * request made; a record of another request, or one still in progress, throws.
+   */
+  async function claimOrFind(
+    trx: Db,
+    claim: IdempotencyClaim,
+    now: number,
+  ): Promise<{ made: Made } | { claimed: 'claimed' | 'reclaimed' }> {
+    if (await records.claim(trx, claim)) return { claimed: 'claimed' }
+    const record = await records.find(trx, claim.apiKeyId, claim.key)
+    if (record && record.createdAt > now - IDEMPOTENCY_TTL_MS) {
+      if (record.requestHash !== claim.requestHash) throw keyReused()
+      if (record.made) return { made: record.made }
+      throw keyInUse()
+    }
+    await records.reclaim(trx, claim)
+    return { claimed: 'reclaimed' }
   }
 
   return {

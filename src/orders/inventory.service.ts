@@ -14,7 +14,7 @@ export type InventoryCounter = ReturnType<typeof createInventoryCounter>
 export function createInventoryCounter(deps: { handle: DbHandle; logger: Logger }) {
   const { handle, logger } = deps
   const repository = createInventoryRepository(handle)
-  const cache = createFreshCache<Inventory>(handle.changeToken, 1)
+  const cache = createFreshCache<Inventory>('inventory', handle.changeToken, 1)
   let compacting: Promise<void> | undefined
 
   async function compactIfLong(): Promise<void> {

@@ -7,6 +7,7 @@ import { AppError } from '../errors.js'
 import { createEventRecorder, type NewEvent } from '../events/events.repository.js'
 import { createIdempotency, keyInUse } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
+import { currentTraceParent } from '../tracing/tracing.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
 import { normalisePetName } from './pets.name.js'
 import { createPetRepository, type PetChanges, type PetRecord } from './pets.repository.js'
@@ -52,14 +53,18 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
   const { handle, clock, orderHold } = deps
   const repository = createPetRepository(handle)
   const idempotency = createIdempotency(handle)
-  const pages = createFreshCache<PetPage>(handle.changeToken, PAGE_CACHE_ENTRIES)
-  const byId = createFreshCache<PetRecord | undefined>(handle.changeToken, PET_CACHE_ENTRIES)
+  const pages = createFreshCache<PetPage>('pet page', handle.changeToken, PAGE_CACHE_ENTRIES)
+  const byId = createFreshCache<PetRecord | undefined>('pet', handle.changeToken, PET_CACHE_ENTRIES)
   const events = createEventRecorder(handle, () => clock.now())
   const insertGrouped = createGroupCommit(
     handle,
-    async (trx, items: { pet: NewPet; createdAt: number }[]) => {
+    async (trx, items: { pet: NewPet; createdAt: number; traceParent: string | null }[]) => {
       const pets = await repository.insertPets(trx, items)
-      await events.record(trx, pets.map(created))
+      // Each event keeps its own request's trace context, not that of the request that flushed the batch.
+      await events.record(
+        trx,
+        pets.map((pet, index) => ({ ...created(pet), traceParent: items[index]?.traceParent })),
+      )
       return pets
     },
   )
@@ -79,7 +84,8 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
     const fields: NewPet = { ...input.newPet, name: normalisePetName(input.newPet.name) }
     const now = clock.now()
     if (input.idempotencyKey === undefined) {
-      return { pet: await insertGrouped({ pet: fields, createdAt: now }), version: 1, replayed: false }
+      const pet = await insertGrouped({ pet: fields, createdAt: now, traceParent: currentTraceParent() })
+      return { pet, version: 1, replayed: false }
     }
     const request = {
       apiKeyId: input.apiKeyId,

@@ -2,6 +2,7 @@ import { setTimeout } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { redactUrl } from '../redact-url.js'
 import { causeInWords } from '../startup-errors.js'
+import { inSpan, SpanKind } from '../tracing/tracing.js'
 import type { BanPolicy, Decision, Limits, RateLimitStore } from './rate-limit.port.js'
 import { CONSUME_SCRIPT } from './redis-consume.js'
 import { windowStates } from './windows.js'
@@ -21,6 +22,8 @@ const STARTUP_WAIT_MS = 2_000
 interface ScriptedRedis extends Redis {
   petstoreRateLimit(key: string, ...args: (string | number)[]): Promise<ScriptResult>
 }
+
+const REDIS_SPAN = { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA' }
 
 /**
  * The shared store: one atomic Lua script per request on one hash per subject, so any number of
@@ -60,7 +63,16 @@ export async function createRedisStore(
     throw new Error(`REDIS_URL ${redactUrl(url)}: ${cause}`)
   }
 
-  async function run(subject: string, limits: Limits, now: number, count: boolean): Promise<Decision> {
+  /** One decision, in a CLIENT span when tracing is on (the Lua script's one round trip). */
+  const run = (subject: string, limits: Limits, now: number, count: boolean): Promise<Decision> =>
+    inSpan(
+      'redis rate-limit',
+      { ...REDIS_SPAN, 'petstore.rate_limit.counted': count },
+      () => decide(subject, limits, now, count),
+      { kind: SpanKind.CLIENT },
+    )
+
+  async function decide(subject: string, limits: Limits, now: number, count: boolean): Promise<Decision> {
     const [outcome, minute, day, refusedBy, retryAfterMs, bannedUntil] = await redis.petstoreRateLimit(
       `petstore:rl:{${subject}}`,
       now,

@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks'
+import { SpanStatusCode } from '@opentelemetry/api'
 import { eventBodyOf, eventIdOf } from '../events/events.repository.js'
+import { inSpan, linksTo, SpanKind, tracingEnabled } from '../tracing/tracing.js'
 import { VERSION } from '../version.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
@@ -8,21 +10,56 @@ import { signatureHeader } from './signature.js'
 
 const USER_AGENT = `petstore-webhooks/${VERSION}`
 
+/** The options of one attempt. */
+interface AttemptOptions {
+  rules: AddressRules
+  timeoutMs: number
+  signal: AbortSignal
+  now: () => number
+  agents: ReturnType<typeof createAgentPool>
+}
+
+/**
+ * Makes one attempt (`postAttempt`); with tracing on, in a CLIENT span of a trace of its own, linked to
+ * the span of the change that emitted the event, however long after and on whichever instance. It names
+ * the event, the endpoint and the attempt number, and ends with the answer's status, the error and the
+ * duration. Never the URL's path nor a header: a URL may carry a token, a header the signature.
+ */
+export function makeAttempt(claimed: ClaimedAttempt, options: AttemptOptions): Promise<AttemptOutcome> {
+  if (!tracingEnabled()) return postAttempt(claimed, options)
+  const attributes = {
+    'petstore.event.id': eventIdOf(claimed.event.seq),
+    'petstore.event.type': claimed.event.type,
+    'petstore.webhook.endpoint.id': claimed.endpoint.id,
+    'petstore.webhook.attempt': claimed.attempt,
+    'petstore.webhook.redelivery': claimed.redelivery,
+    'server.address': hostOf(claimed.endpoint.url),
+  }
+  const links = linksTo([claimed.event.trace_parent])
+  return inSpan(
+    'webhook attempt',
+    attributes,
+    async (span) => {
+      const outcome = await postAttempt(claimed, options)
+      span?.setAttributes({
+        'http.response.status_code': outcome.httpStatus ?? undefined,
+        'petstore.webhook.duration_ms': outcome.durationMs,
+      })
+      if (outcome.error !== null) span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error })
+      return outcome
+    },
+    { kind: SpanKind.CLIENT, links, root: true },
+  )
+}
+
+const hostOf = (url: string) => (URL.canParse(url) ? new URL(url).host : undefined)
+
 /**
  * Makes one attempt: the URL judged again by the address rules (its name looked up once, the connection
  * pinned to the address that passed), the event signed for every current secret and POSTed, all within
  * `timeoutMs`. Never throws: a refusal, a timeout or an abort is a failed outcome.
  */
-export async function makeAttempt(
-  claimed: ClaimedAttempt,
-  options: {
-    rules: AddressRules
-    timeoutMs: number
-    signal: AbortSignal
-    now: () => number
-    agents: ReturnType<typeof createAgentPool>
-  },
-): Promise<AttemptOutcome> {
+async function postAttempt(claimed: ClaimedAttempt, options: AttemptOptions): Promise<AttemptOutcome> {
   const startedAt = options.now()
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)

@@ -27,7 +27,15 @@ export interface ClaimedAttempt {
   attempt: number
   redelivery: boolean
   endpoint: { id: number; url: string; secrets: string[] }
-  event: { seq: number; type: string; created_at: number; resource_version: number; object: string }
+  event: {
+    seq: number
+    type: string
+    created_at: number
+    resource_version: number
+    object: string
+    /** The emitting change's trace context: the attempt's span links to it. */
+    trace_parent: string | null
+  }
 }
 
 /** What came of one attempt (attempt.ts), as it is written down. */
@@ -283,6 +291,7 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
       'v.created_at',
       'v.resource_version',
       'v.object',
+      'v.trace_parent',
     ])
     .where('a.id', 'in', ids)
     .orderBy('a.due_at')
@@ -303,6 +312,7 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
       created_at: row.created_at,
       resource_version: row.resource_version,
       object: row.object,
+      trace_parent: row.trace_parent,
     },
   }))
 }

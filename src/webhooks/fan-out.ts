@@ -1,6 +1,8 @@
+import type { Span } from '@opentelemetry/api'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
-import { createEventsRepository } from '../events/events.repository.js'
+import { createEventsRepository, type WaitingEvent } from '../events/events.repository.js'
+import { inSpan, linksTo } from '../tracing/tracing.js'
 import { createAttemptsRepository } from './attempts.repository.js'
 import { createEndpointsRepository, type Taker } from './endpoints.repository.js'
 import { subscribes } from './schedule.js'
@@ -38,6 +40,21 @@ export function createFanOut(handle: DbHandle) {
   async function fanOut(trx: Db, now: number): Promise<number> {
     const waiting = await events.waitingIn(trx, FAN_OUT_EVENTS)
     if (waiting.length === 0) return 0
+    // With tracing on: a span of its own, linked to each event's change (the span limits keep 128 links).
+    const links = linksTo(waiting.map((event) => event.trace_parent))
+    const attributes = { 'petstore.fan_out.events': waiting.length }
+    return inSpan('webhook fan-out', attributes, (span) => fanOutWaiting(trx, waiting, now, span), {
+      links,
+      root: true,
+    })
+  }
+
+  async function fanOutWaiting(
+    trx: Db,
+    waiting: readonly WaitingEvent[],
+    now: number,
+    span: Span | undefined,
+  ): Promise<number> {
     const takers = await endpoints.takersIn(trx, waiting[0]?.seq ?? 0, now)
     let budget = FAN_OUT_ROWS
     const done: number[] = []
@@ -68,6 +85,10 @@ export function createFanOut(handle: DbHandle) {
       if (budget === 0) break
     }
     await events.markFannedOut(trx, done)
+    span?.setAttributes({
+      'petstore.fan_out.attempts': FAN_OUT_ROWS - budget,
+      'petstore.fan_out.finished': done.length,
+    })
     return done.length
   }
 

@@ -1,0 +1,97 @@
+import { FastifyOtelInstrumentation } from '@fastify/otel'
+import { type DiagLogger, DiagLogLevel, diag, trace } from '@opentelemetry/api'
+import { type ExportResult, ExportResultCode } from '@opentelemetry/core'
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
+import { NodeSDK } from '@opentelemetry/sdk-node'
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
+import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
+import type { TracingConfig } from '../config.js'
+import { VERSION } from '../version.js'
+import { droppedSpans, useTracer } from './tracing.js'
+
+/** What a started SDK gives the server: the request spans' plugin, a place for its warnings, the flush. */
+export interface StartedTracing {
+  /** @fastify/otel's plugin: registered first on the app, it makes each request's SERVER span. */
+  plugin: FastifyPluginCallback
+  /** Where the SDK's own warnings go (an export that failed, spans dropped): the service's logger. */
+  logTo(logger: { warn(object: object, message: string): void }): void
+  /** Exports what is still queued, within the drain budget; spans still queued after it are lost. */
+  shutdown(): Promise<void>
+}
+
+/**
+ * Starts the OpenTelemetry SDK (the 2.x line with `sdk-node` 0.222, which runs on Node 20 to 26: see
+ * README.md). The standard variables configure it (sampler, resource attributes, batch delay, endpoint,
+ * headers); the exporter is OTLP over HTTP, protobuf or JSON by OTEL_EXPORTER_OTLP_PROTOCOL. Exports run
+ * in the background on batches: a collector that is down or slow costs dropped spans, counted in
+ * `petstore_trace_spans_dropped_total`, never a request's time.
+ */
+export function startTracing(config: TracingConfig): StartedTracing {
+  const fastifyOtel = new FastifyOtelInstrumentation({
+    // One SERVER span per request and the handler's child: a span per hook would cost more than it tells.
+    instrumentHooks: false,
+    recordExceptions: false,
+    // The probes and /metrics are polled every few seconds: a span each would bury the requests.
+    ignorePaths: ({ url }) => url === '/metrics' || url === '/healthz' || url === '/readyz',
+    requestHook: nameByRoute,
+  })
+  const exporter = config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter()
+  const sdk = new NodeSDK({
+    serviceName: config.serviceName,
+    traceExporter: countingFailures(exporter),
+    instrumentations: [fastifyOtel],
+    // Only traces: no metrics or logs pipelines (Prometheus serves metrics, pino the logs).
+    metricReaders: [],
+    logRecordProcessors: [],
+  })
+  sdk.start()
+  useTracer(trace.getTracer('petstore', VERSION))
+  const diagnostics: { logger?: { warn(object: object, message: string): void } } = {}
+  diag.setLogger(countingQueueDrops(diagnostics), DiagLogLevel.WARN)
+  return {
+    plugin: fastifyOtel.plugin(),
+    logTo: (logger) => {
+      diagnostics.logger = logger
+    },
+    shutdown: () => sdk.shutdown(),
+  }
+}
+
+/**
+ * The SERVER span's name is the route template (`GET /v1/pets/{petId}` style, as Fastify spells it:
+ * `/v1/pets/:petId`), never the raw target; `url.path` loses its query string (a page token, a filter).
+ */
+function nameByRoute(span: import('@opentelemetry/api').Span, request: FastifyRequest): void {
+  const route = request.routeOptions.url
+  span.updateName(route === undefined ? request.method : `${request.method} ${route}`)
+  const query = request.url.indexOf('?')
+  if (query !== -1) span.setAttribute('url.path', request.url.slice(0, query))
+}
+
+/** The exporter, counting the spans of every batch it failed to deliver (after its own retries). */
+function countingFailures(exporter: SpanExporter): SpanExporter {
+  return {
+    export(spans: ReadableSpan[], done: (result: ExportResult) => void) {
+      exporter.export(spans, (result) => {
+        if (result.code !== ExportResultCode.SUCCESS) droppedSpans.export_failed += spans.length
+        done(result)
+      })
+    },
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  }
+}
+
+/** The batch processor says how many spans a full queue dropped only in this warning: it is counted. */
+const QUEUE_DROPS = /^Dropped (\d+) spans because maxQueueSize reached/
+
+function countingQueueDrops(to: { logger?: { warn(object: object, message: string): void } }): DiagLogger {
+  const warn = (message: string, ...args: unknown[]) => {
+    const dropped = QUEUE_DROPS.exec(message)
+    if (dropped) droppedSpans.queue_full += Number(dropped[1])
+    to.logger?.warn({ tracing: args.map(String).join(' ') || undefined }, `tracing: ${message}`)
+  }
+  const ignore = () => {}
+  return { error: warn, warn, info: ignore, debug: ignore, verbose: ignore }
+}

@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import { loadConfig } from '../../src/config.js'
+import { startServer } from '../../src/server.js'
+import {
+  freePort,
+  get,
+  issueUnlimitedKey,
+  killService,
+  logLine,
+  type Service,
+  spawnService,
+  waitUntilHealthy,
+} from '../service-process.js'
+import { type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js'
+
+/**
+ * How tracing is switched and where its spans go: on only with an OTLP endpoint (and never with
+ * OTEL_SDK_DISABLED=true), protobuf unless told JSON, and a collector that is down costs dropped spans,
+ * counted, never a failed request. Off, the SDK is not even loaded.
+ */
+
+let dir: string
+let receiver: OtlpReceiver | undefined
+const services: Service[] = []
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'petstore-otlp-'))
+})
+afterEach(async () => {
+  await Promise.all(services.splice(0).map(killService))
+  await receiver?.close()
+  receiver = undefined
+  rmSync(dir, { recursive: true, force: true })
+})
+
+async function serve(env: Record<string, string>) {
+  const full = {
+    DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}`,
+    OTEL_BSP_SCHEDULE_DELAY: '50',
+    ...env,
+  }
+  const { key } = await issueUnlimitedKey(full, dir)
+  const service = await spawnService(full)
+  services.push(service)
+  await waitUntilHealthy(service)
+  const listPets = () =>
+    fetch(`http://127.0.0.1:${service.port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })
+  return { service, listPets }
+}
+
+test('without OTEL_EXPORTER_OTLP_PROTOCOL the spans go as OTLP/protobuf', async () => {
+  receiver = await startOtlpReceiver()
+  const { listPets } = await serve({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+  expect((await listPets()).status).toBe(200)
+  await expect.poll(() => receiver?.raw.length, { timeout: 10_000 }).toBeGreaterThan(0)
+  expect(receiver.contentTypes[0]).toBe('application/x-protobuf')
+  // Protobuf keeps strings as UTF-8 bytes: the span's name is in the body as it is.
+  expect(Buffer.concat(receiver.raw).includes('GET /v1/pets')).toBe(true)
+})
+
+test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone turns tracing on; OTEL_SDK_DISABLED=true keeps it off', async () => {
+  receiver = await startOtlpReceiver()
+  const on = await serve({
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  })
+  await on.listPets()
+  await receiver.waitFor((spans) => spans.some((span) => span.name === 'GET /v1/pets'))
+
+  const other = await startOtlpReceiver()
+  try {
+    const off = await serve({
+      LOG_LEVEL: 'info',
+      OTEL_EXPORTER_OTLP_ENDPOINT: other.url,
+      OTEL_SDK_DISABLED: 'true',
+    })
+    const response = await off.listPets()
+    const requestId = response.headers.get('x-request-id')
+    const line = await logLine(off.service, (entry) => entry.reqId === requestId)
+    expect(line).not.toHaveProperty('trace_id')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(other.raw).toHaveLength(0)
+  } finally {
+    await other.close()
+  }
+})
+
+test('a collector that is down: every request answers, and the spans it could not take are counted', async () => {
+  const closedPort = await freePort()
+  const { service, listPets } = await serve({
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}`,
+    OTEL_EXPORTER_OTLP_TIMEOUT: '500',
+  })
+  for (let index = 0; index < 20; index++) expect((await listPets()).status).toBe(200)
+  const dropped = async () => {
+    const metrics = await get(service.port, '/metrics')
+    const match = /petstore_trace_spans_dropped_total\{reason="export_failed"\} (\d+)/.exec(metrics.body)
+    return Number(match?.[1] ?? 0)
+  }
+  await expect.poll(dropped, { timeout: 15_000, interval: 200 }).toBeGreaterThan(0)
+})
+
+test('with tracing off no OpenTelemetry SDK module is loaded, and none is asked for', async () => {
+  const loaded = () =>
+    Object.keys(createRequire(import.meta.url).cache).filter((path) =>
+      /@opentelemetry[\\/](sdk-|exporter-|otlp-)|@fastify[\\/]otel/.test(path),
+    )
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${join(dir, 'off.sqlite')}`,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+  })
+  expect(config.tracing).toBeUndefined()
+  const server = await startServer(config)
+  try {
+    const address = server.app.server.address()
+    expect(address).not.toBeNull()
+    expect(loaded()).toEqual([])
+  } finally {
+    await server.close()
+  }
+})

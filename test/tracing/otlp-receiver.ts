@@ -1,0 +1,155 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+/** One span as the receiver decoded it from OTLP/JSON: ids in hex, attributes as plain values. */
+export interface ReceivedSpan {
+  traceId: string
+  spanId: string
+  parentSpanId: string | undefined
+  name: string
+  /** OTLP's SpanKind: 1 internal, 2 server, 3 client. */
+  kind: number
+  attributes: Record<string, unknown>
+  links: { traceId: string; spanId: string }[]
+  status: { code?: number; message?: string }
+  startMs: number
+  endMs: number
+  service: string | undefined
+}
+
+/** A real OTLP/HTTP trace receiver on a loopback port, as a collector would be. */
+export interface OtlpReceiver {
+  port: number
+  url: string
+  spans: ReceivedSpan[]
+  /** Every request body as it came (JSON text, or protobuf bytes), to search for what must not be there. */
+  raw: Buffer[]
+  contentTypes: string[]
+  /** Resolves with the spans once `matches` holds for them, or rejects after `timeoutMs`. */
+  waitFor(matches: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>
+  close(): Promise<void>
+}
+
+/** OTLP/JSON's AnyValue (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding). */
+type AnyValue = {
+  stringValue?: string
+  boolValue?: boolean
+  intValue?: string | number
+  doubleValue?: number
+  arrayValue?: { values?: AnyValue[] }
+}
+type KeyValue = { key: string; value: AnyValue }
+type OtlpSpan = {
+  traceId: string
+  spanId: string
+  parentSpanId?: string
+  name: string
+  kind: number
+  startTimeUnixNano: string | number
+  endTimeUnixNano: string | number
+  attributes?: KeyValue[]
+  links?: { traceId: string; spanId: string }[]
+  status?: { code?: number; message?: string }
+}
+type ExportRequest = {
+  resourceSpans?: {
+    resource?: { attributes?: KeyValue[] }
+    scopeSpans?: { spans?: OtlpSpan[] }[]
+  }[]
+}
+
+function plainValue(value: AnyValue): unknown {
+  if (value.stringValue !== undefined) return value.stringValue
+  if (value.boolValue !== undefined) return value.boolValue
+  if (value.intValue !== undefined) return Number(value.intValue)
+  if (value.doubleValue !== undefined) return value.doubleValue
+  return value.arrayValue?.values?.map(plainValue)
+}
+
+const attributesOf = (list: KeyValue[] = []) =>
+  Object.fromEntries(list.map(({ key, value }) => [key, plainValue(value)]))
+
+function spansOf(request: ExportRequest): ReceivedSpan[] {
+  return (request.resourceSpans ?? []).flatMap((resourceSpans) => {
+    const service = attributesOf(resourceSpans.resource?.attributes)['service.name'] as string | undefined
+    return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>
+      (scope.spans ?? []).map((span) => ({
+        traceId: span.traceId,
+        spanId: span.spanId,
+        parentSpanId: span.parentSpanId || undefined,
+        name: span.name,
+        kind: span.kind,
+        attributes: attributesOf(span.attributes),
+        links: (span.links ?? []).map(({ traceId, spanId }) => ({ traceId, spanId })),
+        status: span.status ?? {},
+        startMs: Number(BigInt(span.startTimeUnixNano) / 1_000_000n),
+        endMs: Number(BigInt(span.endTimeUnixNano) / 1_000_000n),
+        service,
+      })),
+    )
+  })
+}
+
+/**
+ * Takes `POST /v1/traces` in OTLP/JSON (decoded into spans) or OTLP/protobuf (kept as bytes: the
+ * OpenTelemetry JS packages encode protobuf but ship no decoder), and answers as a collector does (200,
+ * an empty ExportTraceServiceResponse). `answer` can make it refuse (a collector that is down or full).
+ */
+export async function startOtlpReceiver(answer: () => number = () => 200): Promise<OtlpReceiver> {
+  const waiters = new Set<() => void>()
+  const receiver = { spans: [], raw: [], contentTypes: [] } as unknown as OtlpReceiver
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const body = Buffer.concat(chunks)
+      const type = request.headers['content-type'] ?? ''
+      receiver.raw.push(body)
+      receiver.contentTypes.push(type)
+      if (request.url === '/v1/traces' && type.startsWith('application/json')) {
+        receiver.spans.push(...spansOf(JSON.parse(body.toString('utf8')) as ExportRequest))
+      }
+      for (const wake of waiters) wake()
+      const status = answer()
+      response.writeHead(status, { 'content-type': type || 'application/json' })
+      response.end(type.startsWith('application/json') ? '{}' : '')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  receiver.port = port
+  receiver.url = `http://127.0.0.1:${port}`
+  receiver.waitFor = (matches, timeoutMs = 15_000) =>
+    new Promise((resolve, reject) => {
+      const check = () => {
+        if (!matches(receiver.spans)) return
+        waiters.delete(check)
+        clearTimeout(timer)
+        resolve(receiver.spans)
+      }
+      const timer = setTimeout(() => {
+        waiters.delete(check)
+        reject(new Error(`no matching spans within ${timeoutMs} ms; got ${names(receiver.spans)}`))
+      }, timeoutMs)
+      waiters.add(check)
+      check()
+    })
+  receiver.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    })
+  return receiver
+}
+
+const names = (spans: ReceivedSpan[]) => [...new Set(spans.map((span) => span.name))].join(', ')
+
+/** The spans of one trace whose parent is `parent` (the tree's next level). */
+export const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) =>
+  spans.filter((span) => span.traceId === parent.traceId && span.parentSpanId === parent.spanId)
+
+/** Every span under `root`, at any depth. */
+export function descendantsOf(spans: ReceivedSpan[], root: ReceivedSpan): ReceivedSpan[] {
+  const below = childrenOf(spans, root)
+  return below.flatMap((child) => [child, ...descendantsOf(spans, child)])
+}

@@ -1,0 +1,266 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createTestStores, onServices, type TestStores } from '../helpers.js'
+import {
+  issueUnlimitedKey,
+  killService,
+  logLine,
+  runCli,
+  type Service,
+  spawnService,
+  waitUntilHealthy,
+} from '../service-process.js'
+import { type Receiver, startReceiver } from '../webhooks/harness.js'
+import {
+  childrenOf,
+  descendantsOf,
+  type OtlpReceiver,
+  type ReceivedSpan,
+  startOtlpReceiver,
+} from './otlp-receiver.js'
+
+/**
+ * The spans the service sends to a real OTLP/HTTP receiver, from a real process: one SERVER span per
+ * request named by its route, the statements, the limiter, the idempotency claim, the group commit and
+ * the caches under it, and webhook fan-out and attempts linked to the change that emitted the event.
+ * `npm test` runs it on SQLite, `npm run test:services` on PostgreSQL and Redis.
+ */
+
+const SERVER = 2
+const CLIENT = 3
+const ERROR = 2
+
+let dir: string
+let stores: TestStores
+let otlp: OtlpReceiver
+let webhooks: Receiver
+let service: Service
+let key: string
+const base = () => `http://127.0.0.1:${service.port}`
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'petstore-traces-'))
+  stores = await createTestStores(dir)
+  otlp = await startOtlpReceiver()
+  // The first attempt of every event fails with 500, the retry succeeds.
+  const seen = new Set<string>()
+  webhooks = await startReceiver((request) => {
+    const id = String(request.headers['webhook-id'])
+    if (seen.has(id)) return { status: 204 }
+    seen.add(id)
+    return { status: 500 }
+  })
+  const env = {
+    ...stores.env,
+    LOG_LEVEL: 'info',
+    PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
+    PETSTORE_WEBHOOK_RETRY_SCALE: '0.0001',
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_BSP_SCHEDULE_DELAY: '50',
+    OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
+  }
+  ;({ key } = await issueUnlimitedKey(env, dir))
+  service = await spawnService(env)
+  await waitUntilHealthy(service)
+})
+afterAll(async () => {
+  if (service) await killService(service)
+  await otlp?.close()
+  await webhooks?.close()
+  await stores?.drop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+function call(
+  path: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
+  return fetch(`${base()}${path}`, {
+    method: init.method ?? 'GET',
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(init.body !== undefined && { 'content-type': 'application/json' }),
+      ...init.headers,
+    },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  })
+}
+
+/** The SERVER span of the request that answered with `requestId` (its `x-request-id`). */
+async function serverSpanOf(response: Response): Promise<ReceivedSpan> {
+  const requestId = response.headers.get('x-request-id')
+  const line = await logLine(service, (entry) => entry.reqId === requestId && 'trace_id' in entry)
+  const spans = await otlp.waitFor((all) =>
+    all.some((span) => span.spanId === line.span_id && span.traceId === line.trace_id),
+  )
+  const span = spans.find((candidate) => candidate.spanId === line.span_id)
+  if (!span) throw new Error('unreachable')
+  expect(span.kind).toBe(SERVER)
+  return span
+}
+
+/** Waits until the trace of `root` has a span named `name` under it. */
+async function underWhenThere(root: ReceivedSpan, name: string): Promise<ReceivedSpan[]> {
+  await otlp.waitFor((all) => descendantsOf(all, root).some((span) => span.name === name))
+  return descendantsOf(otlp.spans, root)
+}
+
+describe('requests', () => {
+  test('listPets: one SERVER span named by its route, honouring traceparent, the caller and every statement under it', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+    const parent = '00f067aa0ba902b7'
+    const response = await call('/v1/pets?limit=5&status=available', {
+      headers: { traceparent: `00-${traceId}-${parent}-01` },
+    })
+    expect(response.status).toBe(200)
+    const span = await serverSpanOf(response)
+    expect(span.name).toBe('GET /v1/pets')
+    expect(span.traceId).toBe(traceId)
+    expect(span.parentSpanId).toBe(parent)
+    expect(span.service).toBe('petstore')
+    expect(span.attributes).toMatchObject({
+      'http.request.method': 'GET',
+      'http.route': '/v1/pets',
+      'url.path': '/v1/pets',
+      'http.response.status_code': 200,
+      'petstore.plan': 'enterprise',
+      'petstore.rate_limit.decision': 'allowed',
+    })
+    expect(span.attributes['petstore.key.id']).toEqual(expect.any(Number))
+    expect(span.attributes['petstore.account.id']).toBe(span.attributes['petstore.key.id'])
+    const servers = otlp.spans.filter((other) => other.traceId === traceId && other.kind === SERVER)
+    expect(servers).toHaveLength(1)
+    const below = await underWhenThere(span, 'cache pet page')
+    const page = below.find((child) => child.name === 'cache pet page')
+    expect(page?.attributes['petstore.cache.hit']).toBe(false)
+    const statements = below.filter((child) => child.attributes['db.system.name'] !== undefined)
+    const system = onServices ? 'postgresql' : 'sqlite'
+    expect(statements.map((statement) => statement.name)).toContain('SELECT pets')
+    for (const statement of statements) {
+      expect(statement.attributes['db.system.name']).toBe(system)
+      // Values are parameters: the status asked for is nowhere in the text.
+      expect(String(statement.attributes['db.query.text'])).not.toContain('available')
+    }
+    if (onServices) {
+      const limiter = below.find((child) => child.name === 'redis rate-limit')
+      expect(limiter).toMatchObject({ kind: CLIENT, attributes: { 'db.system.name': 'redis' } })
+    }
+  })
+
+  test('createPet with an Idempotency-Key: the claim, then its replay; without one, the group commit', async () => {
+    const body = { name: 'Traced', categoryId: 1 }
+    const headers = { 'idempotency-key': 'trace-1' }
+    const first = await call('/v1/pets', { method: 'POST', body, headers })
+    expect(first.status).toBe(201)
+    const created = await serverSpanOf(first)
+    expect(created.name).toBe('POST /v1/pets')
+    const claim = (await underWhenThere(created, 'idempotency claim')).find(
+      (span) => span.name === 'idempotency claim',
+    )
+    expect(claim?.attributes['petstore.idempotency.outcome']).toBe('claimed')
+    expect(childrenOf(otlp.spans, claim as ReceivedSpan).map((span) => span.name)).toContain(
+      'INSERT idempotency_keys',
+    )
+
+    const again = await call('/v1/pets', { method: 'POST', body, headers })
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    const replay = (await underWhenThere(await serverSpanOf(again), 'idempotency claim')).find(
+      (span) => span.name === 'idempotency claim',
+    )
+    expect(replay?.attributes['petstore.idempotency.outcome']).toBe('replayed')
+
+    const grouped = await call('/v1/pets', { method: 'POST', body: { name: 'Grouped', categoryId: 1 } })
+    expect(grouped.status).toBe(201)
+    const commit = (await underWhenThere(await serverSpanOf(grouped), 'group commit')).find(
+      (span) => span.name === 'group commit',
+    )
+    expect(commit?.attributes['petstore.group_commit.size']).toBeGreaterThanOrEqual(1)
+  })
+
+  test('a 429: the SERVER span says the limiter refused, for which key and plan', async () => {
+    const limits = ['--per-minute', '1', '--per-day', '100']
+    const run = await runCli(['keys', 'create', '--plan', 'enterprise', ...limits, '--json'], stores.env, dir)
+    const limited = JSON.parse(run.stdout) as { id: number; key: string }
+    const headers = { authorization: `Bearer ${limited.key}` }
+    expect((await fetch(`${base()}/v1/pets`, { headers })).status).toBe(200)
+    const refused = await fetch(`${base()}/v1/pets`, { headers })
+    expect(refused.status).toBe(429)
+    const span = await serverSpanOf(refused)
+    expect(span.attributes).toMatchObject({
+      'http.response.status_code': 429,
+      'petstore.key.id': limited.id,
+      'petstore.rate_limit.decision': 'limited',
+    })
+  })
+
+  test('placeOrder: the order, its pet and its events written in the statements under one span', async () => {
+    const pet = (await (
+      await call('/v1/pets', { method: 'POST', body: { name: 'Sold', categoryId: 1, status: 'available' } })
+    ).json()) as { id: number }
+    const placed = await call('/v1/store/orders', { method: 'POST', body: { petId: pet.id } })
+    expect(placed.status).toBe(201)
+    const span = await serverSpanOf(placed)
+    expect(span.name).toBe('POST /v1/store/orders')
+    const below = await underWhenThere(span, 'INSERT orders')
+    expect(below.map((child) => child.name)).toEqual(expect.arrayContaining(['UPDATE pets', 'INSERT orders']))
+  })
+})
+
+describe('webhooks', () => {
+  test('the fan-out and both attempts of a retried delivery link to the create that emitted the event', async () => {
+    const subscribed = await call('/v1/webhook_endpoints', {
+      method: 'POST',
+      body: { url: `http://127.0.0.1:${webhooks.port}/hook`, events: ['pet.created'] },
+    })
+    expect(subscribed.status).toBe(201)
+    const created = await call('/v1/pets', { method: 'POST', body: { name: 'Announced', categoryId: 1 } })
+    const pet = (await created.json()) as { id: number }
+    const cause = await serverSpanOf(created)
+    const linked = (span: ReceivedSpan) =>
+      span.links.some((link) => link.traceId === cause.traceId && link.spanId !== '')
+    const spans = await otlp.waitFor(
+      (all) => all.filter((span) => span.name === 'webhook attempt' && linked(span)).length >= 2,
+      30_000,
+    )
+    const fanOut = spans.find((span) => span.name === 'webhook fan-out' && linked(span))
+    expect(fanOut?.attributes['petstore.fan_out.attempts']).toBeGreaterThanOrEqual(1)
+    const attempts = spans
+      .filter((span) => span.name === 'webhook attempt' && linked(span))
+      .sort(
+        (a, b) =>
+          Number(a.attributes['petstore.webhook.attempt']) - Number(b.attributes['petstore.webhook.attempt']),
+      )
+    const eventId = attempts[0]?.attributes['petstore.event.id']
+    expect(JSON.parse(webhooks.received.at(-1)?.body ?? '{}').data.object.id).toBe(pet.id)
+    expect(attempts.map((span) => span.attributes)).toEqual([
+      expect.objectContaining({
+        'petstore.event.id': eventId,
+        'petstore.event.type': 'pet.created',
+        'petstore.webhook.attempt': 1,
+        'http.response.status_code': 500,
+      }),
+      expect.objectContaining({
+        'petstore.event.id': eventId,
+        'petstore.webhook.attempt': 2,
+        'http.response.status_code': 204,
+      }),
+    ])
+    expect(attempts[0]).toMatchObject({ kind: CLIENT, status: { code: ERROR } })
+    // Each attempt is a trace of its own (hours of retries are not one trace), tied by its link.
+    expect(new Set(attempts.map((span) => span.traceId)).size).toBe(2)
+    expect(attempts.every((span) => span.traceId !== cause.traceId)).toBe(true)
+  })
+})
+
+test('no API key, key hash or webhook secret is in any span, attribute or resource', async () => {
+  await call('/v1/pets')
+  await otlp.waitFor((spans) => spans.length > 0)
+  const everything = otlp.raw.map((body) => body.toString('utf8')).join('\n')
+  expect(everything).not.toMatch(/ps_(live|test)_[A-Za-z0-9_-]{20,}/)
+  expect(everything).not.toContain(key.slice(8))
+  expect(everything).not.toMatch(/whsec_[A-Za-z0-9+/=]{10,}/)
+  expect(everything).not.toMatch(/\b[0-9a-f]{64}\b/)
+})
