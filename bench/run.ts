@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- --duration S --connections N --quick --write]`: the ceiling, the naive sketch,
  * Petstore's rows, json-server and Prism, the scale rows, each server alone, with the same
- * connections and duration; then the webhooks section (bench/webhooks.ts), its rows in a table of their own.
+ * connections and duration; then the webhooks section (bench/webhooks.ts), its rows in a table of their own,
+ * and what tracing costs (bench/tracing.ts).
  * A full run writes bench/RESULTS.md and bench/results.json; --quick (about two minutes) only prints,
  * unless --write is given too.
  */
@@ -14,6 +15,7 @@ import { type Auth, createHarness, createRequest, getPetRequest, listRequest, wi
 import { type ServerProcess, seedDatabase, startService, startTsScript } from './lib.js'
 import { machine, markdown } from './report.js'
 import { sqliteStore } from './scale-stores.js'
+import { measureTracing, tracingMarkdown } from './tracing.js'
 import { measureWebhookScale, scaleMarkdown } from './webhook-scale.js'
 import { measureWebhooks, webhooksMarkdown } from './webhooks.js'
 
@@ -127,14 +129,28 @@ try {
     rounds: values.quick ? 1 : 3,
   })
   const scale = await measureWebhookScale(sqliteStore(dir), { quick: values.quick })
+  const traced = await seeded(10_000)
+  const tracingRounds = values.quick ? 1 : 3
+  const tracing = await measureTracing({
+    databasePath: traced.path,
+    auth: traced.auth,
+    duration,
+    connections,
+    rounds: tracingRounds,
+  })
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim()
   const info = machine()
   const settings = `${connections} connections, ${duration} s per row`
-  const report = `${markdown(rows, info, command, settings)}\n${webhooksMarkdown(webhooks)}\n${scaleMarkdown(scale)}`
+  const report = [
+    markdown(rows, info, command, settings),
+    webhooksMarkdown(webhooks),
+    scaleMarkdown(scale),
+    tracingMarkdown(tracing, tracingRounds),
+  ].join('\n')
   console.log(`\n${report}`)
   if (!values.quick || values.write) {
     writeFileSync('bench/RESULTS.md', report)
-    const results = { machine: info, command, rows, webhooks, webhookScale: scale }
+    const results = { machine: info, command, rows, webhooks, webhookScale: scale, tracing }
     writeFileSync('bench/results.json', `${JSON.stringify(results, null, 2)}\n`)
   }
 } finally {

@@ -57,7 +57,10 @@ export function loadConfig(env: Env): Config {
 function parseVariables(env: Env): Variables {
   const values: Record<string, string | number> = {}
   for (const [name, schema] of CONFIG_VARIABLES) {
-    const text = env[name] ?? (schema.default === undefined ? undefined : String(schema.default))
+    // OpenTelemetry's rule for its own variables: an empty value is the same as none (compose.yaml's
+    // tracing profile leaves the endpoint empty when it is not chosen).
+    const given = name.startsWith('OTEL_') && env[name] === '' ? undefined : env[name]
+    const text = given ?? (schema.default === undefined ? undefined : String(schema.default))
     if (text === undefined) continue
     const value = numberOf(schema, text)
     if (!Value.Check(schema, value)) throw new ConfigError(name, expectation(schema), text)

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, test } from 'vitest'
 import YAML from 'yaml'
+import { loadConfig } from '../src/config.js'
 import { CONFIG_VARIABLES } from '../src/config.schema.js'
 
 /**
@@ -16,6 +17,7 @@ const instructions = dockerfile
   .split('\n')
   .map((line) => line.trim())
   .filter((line) => line !== '' && !line.startsWith('#'))
+const TRACING_ENDPOINT = '$' + '{OTEL_EXPORTER_OTLP_ENDPOINT:-}'
 const compose = YAML.parse(readFileSync('compose.yaml', 'utf8'), { merge: true })
 const haproxy = readFileSync('deploy/haproxy.cfg', 'utf8')
 const variables = new Set(CONFIG_VARIABLES.map(([name]) => name))
@@ -60,11 +62,15 @@ test('every default way to start the service carries the same V8 setting: npm st
 
 describe('compose.yaml', () => {
   test('has PostgreSQL, Redis, two instances and a load balancer, with health checks', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api1', 'api2', 'lb', 'postgres', 'redis'])
-    for (const [name, service] of Object.entries<{ healthcheck?: { test: string[] } }>(compose.services))
+    const always = Object.entries<{ healthcheck?: { test: string[] }; profiles?: string[] }>(
+      compose.services,
+    ).filter(([, service]) => service.profiles === undefined)
+    expect(always.map(([name]) => name).sort()).toEqual(['api1', 'api2', 'lb', 'postgres', 'redis'])
+    for (const [name, service] of always)
       expect(service.healthcheck?.test, name).toEqual(expect.arrayContaining(['CMD']))
-    // Compose would read `${...}` as one of its own variables.
-    expect(readFileSync('compose.yaml', 'utf8')).not.toMatch(/(?<!\$)\$\{/)
+    // Compose reads `${...}` as one of its own variables: only the tracing endpoint is meant to be one.
+    const interpolated = readFileSync('compose.yaml', 'utf8').match(/(?<!\$)\$\{[^}]*\}/g)
+    expect(interpolated).toEqual([TRACING_ENDPOINT])
     expect(compose.services.api1.image).toBe('petstore:local')
     expect(compose.services.lb.ports).toEqual(['8080:8080'])
     for (const name of ['api1', 'api2']) {
@@ -80,6 +86,20 @@ describe('compose.yaml', () => {
       expect(environment.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//)
       expect(environment.REDIS_URL).toBe('redis://redis:6379')
       expect(environment.HOST).toBe('0.0.0.0')
+    }
+  })
+
+  test('the tracing profile adds Jaeger; the instances export to it only when the endpoint is given', () => {
+    expect(compose.services.jaeger).toMatchObject({ profiles: ['tracing'], ports: ['16686:16686'] })
+    expect(compose.services.jaeger.image).toMatch(/jaeger:\d+\.\d+\.\d+$/)
+    for (const name of ['api1', 'api2']) {
+      const environment: Record<string, string> = compose.services[name].environment
+      expect(environment.OTEL_EXPORTER_OTLP_ENDPOINT).toBe(TRACING_ENDPOINT)
+      // Without the profile compose leaves it empty: OpenTelemetry reads an empty variable as unset.
+      const off = loadConfig({ ...environment, OTEL_EXPORTER_OTLP_ENDPOINT: '' })
+      expect(off.tracing).toBeUndefined()
+      const on = loadConfig({ ...environment, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318' })
+      expect(on.tracing).toEqual({ serviceName: 'petstore', protocol: 'http/protobuf' })
     }
   })
 

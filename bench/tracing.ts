@@ -1,0 +1,120 @@
+import { type Auth, createRequest, listRequest, type Request } from './harness.js'
+import { type LoadResult, runLoad, type ServerProcess, startService, startTsScript } from './lib.js'
+
+/** One operation's throughput with tracing off, on with every span exported, and on at 1% sampling. */
+export interface TracingRow {
+  operation: string
+  /** Requests per second in each round, by setting. */
+  rounds: Record<Setting, number[]>
+  p99Ms: Record<Setting, number>
+  /** Spans dropped by the services (the metric) at the end: a row with any did not export everything. */
+  dropped: number
+}
+
+type Setting = 'off' | 'all spans' | '1% sampled'
+const SETTINGS: Setting[] = ['off', 'all spans', '1% sampled']
+
+/**
+ * What tracing costs (issue 33): the service as users start it, three times on one SQLite file: tracing
+ * off, tracing on exporting every span (OTLP/protobuf, the default) to a local collector's stand-in (its
+ * own process, bench/otlp-sink.ts), and on at 1% (`parentbased_traceidratio`). The three are measured in
+ * alternating rounds, so the machine's drift hits each alike; the ratio is of the medians.
+ */
+export async function measureTracing(options: {
+  databasePath: string
+  auth: Auth
+  duration: number
+  connections: number
+  rounds: number
+}): Promise<TracingRow[]> {
+  const sink = await startTsScript('bench/otlp-sink.ts', [])
+  const endpoint = `http://127.0.0.1:${sink.port}`
+  const envOf: Record<Setting, NodeJS.ProcessEnv> = {
+    off: {},
+    'all spans': { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
+    '1% sampled': {
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.01',
+    },
+  }
+  const servers = new Map<Setting, ServerProcess>()
+  try {
+    for (const setting of SETTINGS)
+      servers.set(setting, await startService(options.databasePath, { LOG_LEVEL: 'warn', ...envOf[setting] }))
+    const operations: [string, Request][] = [
+      ['listPets', listRequest(options.auth)],
+      ['createPet', createRequest(options.auth)],
+    ]
+    const rows: TracingRow[] = []
+    for (const [operation, request] of operations) rows.push(await measureOperation(operation, request))
+    return rows
+  } finally {
+    await Promise.all([...servers.values(), sink].map((server) => server.stop()))
+  }
+
+  async function measureOperation(operation: string, request: Request): Promise<TracingRow> {
+    const load = (setting: Setting, duration: number): Promise<LoadResult> => {
+      const server = servers.get(setting) as ServerProcess
+      return runLoad(server.child.pid ?? 0, {
+        url: `http://127.0.0.1:${server.port}${request.path}`,
+        method: request.method ?? 'GET',
+        headers: request.headers,
+        body: request.body,
+        connections: options.connections,
+        duration,
+      })
+    }
+    for (const setting of SETTINGS) await load(setting, 1)
+    const row: TracingRow = {
+      operation,
+      rounds: { off: [], 'all spans': [], '1% sampled': [] },
+      p99Ms: { off: 0, 'all spans': 0, '1% sampled': 0 },
+      dropped: 0,
+    }
+    for (let round = 0; round < options.rounds; round++) {
+      for (const setting of SETTINGS) {
+        const result = await load(setting, options.duration)
+        row.rounds[setting].push(result.requestsPerSec)
+        row.p99Ms[setting] = Math.max(row.p99Ms[setting], result.p99Ms)
+      }
+    }
+    for (const setting of SETTINGS) row.dropped += await droppedSpans(servers.get(setting) as ServerProcess)
+    const ratios = SETTINGS.slice(1).map((setting) => `${setting} ${ratioOf(row, setting).toFixed(3)}`)
+    console.log(`tracing ${operation.padEnd(10)} ${ratios.join(', ')} (× off; dropped ${row.dropped})`)
+    return row
+  }
+}
+
+async function droppedSpans(server: ServerProcess): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text()
+  return [...text.matchAll(/^petstore_trace_spans_dropped_total\{[^}]*\} (\d+)/gm)].reduce(
+    (sum, match) => sum + Number(match[1]),
+    0,
+  )
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
+
+/** A setting's median throughput over tracing off's. */
+export const ratioOf = (row: TracingRow, setting: Setting) =>
+  median(row.rounds[setting]) / Math.max(1, median(row.rounds.off))
+
+export function tracingMarkdown(rows: TracingRow[], rounds: number): string {
+  const lines = [
+    '## Tracing (OpenTelemetry): what it costs',
+    '',
+    `The same service three times on one SQLite file, measured in ${rounds} alternating round(s): tracing off, on exporting every span to a local OTLP receiver, on at 1% sampling. Median req/s; the goal is ≥ 0.85× (all spans) and ≥ 0.97× (1%) for listPets.`,
+    '',
+    '| operation | off req/s | all spans req/s | × off | 1% sampled req/s | × off | p99 ms off / all / 1% | spans dropped |',
+    '|---|---|---|---|---|---|---|---|',
+  ]
+  for (const row of rows) {
+    const value = (setting: Setting) => median(row.rounds[setting]).toFixed(0)
+    const p99 = SETTINGS.map((setting) => row.p99Ms[setting]).join(' / ')
+    lines.push(
+      `| ${row.operation} | ${value('off')} | ${value('all spans')} | ${ratioOf(row, 'all spans').toFixed(3)} | ${value('1% sampled')} | ${ratioOf(row, '1% sampled').toFixed(3)} | ${p99} | ${row.dropped} |`,
+    )
+  }
+  return `${lines.join('\n')}\n`
+}
