@@ -1,5 +1,5 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
-import { type DiagLogger, DiagLogLevel, diag, trace } from '@opentelemetry/api'
+import { type DiagLogger, DiagLogLevel, diag, type Span, trace } from '@opentelemetry/api'
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core'
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
@@ -35,6 +35,7 @@ export function startTracing(config: TracingConfig): StartedTracing {
     // The probes and /metrics are polled every few seconds: a span each would bury the requests.
     ignorePaths: ({ url }) => url === '/metrics' || url === '/healthz' || url === '/readyz',
     requestHook: nameByRoute,
+    lifecycleHook: nameHandlerByOperation,
   })
   const exporter = config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter()
   const sdk = new NodeSDK({
@@ -62,11 +63,23 @@ export function startTracing(config: TracingConfig): StartedTracing {
  * The SERVER span's name is the route template (`GET /v1/pets/{petId}` style, as Fastify spells it:
  * `/v1/pets/:petId`), never the raw target; `url.path` loses its query string (a page token, a filter).
  */
-function nameByRoute(span: import('@opentelemetry/api').Span, request: FastifyRequest): void {
+function nameByRoute(span: Span, request: FastifyRequest): void {
   const route = request.routeOptions.url
   span.updateName(route === undefined ? request.method : `${request.method} ${route}`)
   const query = request.url.indexOf('?')
   if (query !== -1) span.setAttribute('url.path', request.url.slice(0, query))
+}
+
+/**
+ * The handler's span is `handler listPets` (the route's operationId): @fastify/otel would name an
+ * anonymous handler after the source text of the plugin that registered it.
+ */
+function nameHandlerByOperation(span: Span, info: { hookName: string; request: FastifyRequest }): void {
+  const { routeOptions } = info.request
+  const name = (routeOptions.schema as { operationId?: string } | undefined)?.operationId ?? routeOptions.url
+  if (name === undefined) return
+  span.updateName(`${info.hookName} ${name}`)
+  span.setAttribute('hook.callback.name', name)
 }
 
 /** The exporter, counting the spans of every batch it failed to deliver (after its own retries). */

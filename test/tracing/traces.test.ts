@@ -136,7 +136,7 @@ describe('requests', () => {
     const below = await underWhenThere(span, 'cache pet page')
     const page = below.find((child) => child.name === 'cache pet page')
     expect(page?.attributes['petstore.cache.hit']).toBe(false)
-    const statements = below.filter((child) => child.attributes['db.system.name'] !== undefined)
+    const statements = below.filter((child) => child.attributes['db.query.text'] !== undefined)
     const system = onServices ? 'postgresql' : 'sqlite'
     expect(statements.map((statement) => statement.name)).toContain('SELECT pets')
     for (const statement of statements) {
