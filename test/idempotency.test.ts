@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, test } from 'vitest'
 import { IDEMPOTENCY_TTL_MS } from '../src/idempotency/idempotency.js'
-import { build, countPets, type TestApp } from './helpers.js'
+import { build, countPets, operatorConnection, type TestApp } from './helpers.js'
 
 let t: TestApp
 let key: string
@@ -107,20 +107,61 @@ describe('Idempotency-Key on createPet', () => {
     expect((await create({ name: 'Rex', categoryId: 1 }, printable)).statusCode).toBe(201)
   })
 
-  test('any number of concurrent requests with one key create exactly one pet', async () => {
+  test('any number of concurrent requests with one key create exactly one pet, and every other one is its replay', async () => {
     const before = await petCount()
     const responses = await Promise.all(
       Array.from({ length: 25 }, () => create({ name: 'Burst', categoryId: 4, status: 'sold' }, 'burst-1')),
     )
     expect(await petCount()).toBe(before + 1)
-    const created = responses.filter((response) => response.statusCode === 201)
-    const inFlight = responses.filter((response) => response.statusCode === 409)
-    expect(created.length + inFlight.length).toBe(25)
-    expect(new Set(created.map((response) => response.json().id)).size).toBe(1)
-    expect(created.filter((response) => response.headers['idempotent-replayed'] === undefined)).toHaveLength(
-      1,
-    )
-    for (const response of inFlight) expect(response.json().code).toBe('idempotency_key_in_use')
+    // A duplicate waits on the first one's claim and then finds its record: never 409 (the claim, the pet and
+    // the record commit together, so no marker is ever seen without what it made).
+    expect(responses.map((response) => response.statusCode)).toEqual(Array(25).fill(201))
+    expect(new Set(responses.map((response) => response.json().id)).size).toBe(1)
+    const firsts = responses.filter((response) => response.headers['idempotent-replayed'] === undefined)
+    expect(firsts).toHaveLength(1)
+  })
+
+  test('a replay is the first response as first sent, after the pet changed and after it was deleted', async () => {
+    const first = await create({ name: 'Rex', categoryId: 1, status: 'available' }, 'then-gone')
+    const pet = first.json()
+    const auth = { authorization: `Bearer ${key}` }
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/pets/${pet.id}`,
+      headers: { ...auth, 'content-type': 'application/merge-patch+json' },
+      payload: { name: 'Renamed' },
+    })
+    expect(patched.statusCode).toBe(200)
+    const afterChange = await create({ name: 'Rex', categoryId: 1, status: 'available' }, 'then-gone')
+    expect(afterChange.statusCode).toBe(201)
+    expect(afterChange.json()).toEqual(pet)
+    expect(afterChange.headers.etag).toBe(first.headers.etag)
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/v1/pets/${pet.id}`, headers: auth })).statusCode,
+    ).toBe(204)
+    const afterDelete = await create({ name: 'Rex', categoryId: 1, status: 'available' }, 'then-gone')
+    expect(afterDelete.statusCode).toBe(201)
+    expect(afterDelete.headers['idempotent-replayed']).toBe('true')
+    expect(afterDelete.headers.location).toBe(first.headers.location)
+    expect(afterDelete.json()).toEqual(pet)
+  })
+
+  test('a record from before bodies were kept whose pet is gone is a 404 saying so, never a retry-me 409', async () => {
+    const pet = (await create({ name: 'Old', categoryId: 1 }, 'pre-0010')).json()
+    const operator = await operatorConnection(t)
+    try {
+      await operator.exec(`update idempotency_keys set response = null where key = 'pre-0010'`)
+    } finally {
+      await operator.close()
+    }
+    const auth = { authorization: `Bearer ${key}` }
+    await t.app.inject({ method: 'DELETE', url: `/v1/pets/${pet.id}`, headers: auth })
+    const replay = await create({ name: 'Old', categoryId: 1 }, 'pre-0010')
+    expect(replay.statusCode).toBe(404)
+    expect(replay.json()).toMatchObject({
+      code: 'not_found',
+      message: `pet ${pet.id}, which this Idempotency-Key created, was deleted`,
+    })
   })
 })
 
@@ -136,6 +177,23 @@ describe('one flow for every operation that takes an Idempotency-Key', () => {
       },
       payload: { petId },
     })
+
+  test('an order replayed after it moved on is the first response as first sent', async () => {
+    const pet = (await create({ name: 'Sold', categoryId: 1, status: 'available' })).json()
+    const first = await placeOrder(pet.id, 'order-then-cancelled')
+    expect(first.statusCode).toBe(201)
+    const cancelled = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/store/orders/${first.json().id}`,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: { status: 'cancelled' },
+    })
+    expect(cancelled.json().status).toBe('cancelled')
+    const replay = await placeOrder(pet.id, 'order-then-cancelled')
+    expect(replay.statusCode).toBe(201)
+    expect(replay.headers['idempotent-replayed']).toBe('true')
+    expect(replay.json()).toEqual(first.json())
+  })
 
   test('createPet and placeOrder refuse a reused key and a key sent twice with the same words', async () => {
     const pet = (await create({ name: 'Shared', categoryId: 1, status: 'available' })).json()

@@ -49,6 +49,7 @@ test('keys issued before the key-lifecycle migration keep working, and the previ
     '0007_events_webhooks',
     '0008_webhook_lanes',
     '0009_event_trace_context',
+    '0010_idempotent_responses',
   ])
   const service = createApiKeyService({ handle, clock: new FakeClock(), env: 'production' })
   expect(await service.verifyApiKey(KEY)).toMatchObject({
@@ -82,6 +83,7 @@ test("the inventory counts start from the pets already stored, and count the pre
       '0007_events_webhooks',
       '0008_webhook_lanes',
       '0009_event_trace_context',
+      '0010_idempotent_responses',
     ])
     expect(await createInventoryRepository(db).readInventory()).toEqual({ available: 2, pending: 1, sold: 1 })
 
@@ -117,7 +119,7 @@ test('a secret in its rotation grace before 0008 keeps signing after it', async 
       values (1, 'https://93.184.216.34/', '["*"]', 'enabled', 'whsec_new', 'whsec_old', 99, 0, 1)`.execute(
       db.db,
     )
-    expect(await migrateToLatest(db.db)).toEqual(['0008_webhook_lanes', '0009_event_trace_context'])
+    expect(await migrateToLatest(db.db)).toEqual(['0008_webhook_lanes', '0009_event_trace_context', '0010_idempotent_responses'])
     const row = await db.db
       .selectFrom('webhook_endpoints')
       .select('retired_secrets')

@@ -57,6 +57,8 @@ export interface IdempotencyKeysTable {
   /** Set instead of pet_id when the key placed an order. */
   order_id: number | null
   created_at: number
+  /** The body the first request answered with, as JSON (null in records from before migration 0010). */
+  response: string | null
 }
 
 /** A store order: the account's (`api_key_id`), for one pet. */

@@ -11,6 +11,7 @@ import * as petStatusCounts from './migrations/0006_pet_status_counts.js'
 import * as eventsWebhooks from './migrations/0007_events_webhooks.js'
 import * as webhookLanes from './migrations/0008_webhook_lanes.js'
 import * as eventTraceContext from './migrations/0009_event_trace_context.js'
+import * as idempotentResponses from './migrations/0010_idempotent_responses.js'
 
 /** Versioned migrations, applied in name order; listed here so the built output needs no file scan. */
 const migrations: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '0007_events_webhooks': eventsWebhooks,
   '0008_webhook_lanes': webhookLanes,
   '0009_event_trace_context': eventTraceContext,
+  '0010_idempotent_responses': idempotentResponses,
 }
 
 /** Every migration's name, in the order they apply. */

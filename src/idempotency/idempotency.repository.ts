@@ -4,11 +4,18 @@ import type { DbHandle } from '../db/handle.js'
 /** What a request made: a pet, or an order. */
 export type Made = { petId: number } | { orderId: number }
 
+/** What a request made, and the body it answered with: a replay returns that body as it was. */
+export interface FirstResponse {
+  made: Made
+  /** JSON; null in records from before migration 0010, which kept only what was made. */
+  body: string | null
+}
+
 /** What an earlier request with the same API key and Idempotency-Key left. */
 export interface IdempotencyRecord {
   requestHash: string
   /** Null only inside the transaction that makes the thing: never visible to another request. */
-  made: Made | null
+  first: FirstResponse | null
   createdAt: number
 }
 
@@ -50,14 +57,15 @@ export function createIdempotencyRepository(handle: Pick<DbHandle, 'write'>) {
     async find(trx: Db, apiKeyId: number, key: string): Promise<IdempotencyRecord | undefined> {
       const row = await trx
         .selectFrom('idempotency_keys')
-        .select(['request_hash', 'pet_id', 'order_id', 'created_at'])
+        .select(['request_hash', 'pet_id', 'order_id', 'created_at', 'response'])
         .where('api_key_id', '=', apiKeyId)
         .where('key', '=', key)
         .executeTakeFirst()
       if (!row) return undefined
       const made =
         row.pet_id !== null ? { petId: row.pet_id } : row.order_id !== null ? { orderId: row.order_id } : null
-      return { requestHash: row.request_hash, made, createdAt: row.created_at }
+      const first = made && { made, body: row.response }
+      return { requestHash: row.request_hash, first, createdAt: row.created_at }
     },
 
     /** Starts an expired record afresh for a new request. */
@@ -66,17 +74,25 @@ export function createIdempotencyRepository(handle: Pick<DbHandle, 'write'>) {
         claim.apiKeyId,
         claim.key,
       )(trx)
-        .set({ request_hash: claim.requestHash, pet_id: null, order_id: null, created_at: claim.createdAt })
+        .set({
+          request_hash: claim.requestHash,
+          pet_id: null,
+          order_id: null,
+          created_at: claim.createdAt,
+          response: null,
+        })
         .execute()
     },
 
-    /** Records what the request made. */
-    async complete(trx: Db, apiKeyId: number, key: string, made: Made): Promise<void> {
+    /** Records what the request made and the body it answers with. */
+    async complete(trx: Db, apiKeyId: number, key: string, first: FirstResponse): Promise<void> {
+      const { made, body } = first
+      const what = 'petId' in made ? { pet_id: made.petId } : { order_id: made.orderId }
       await ofKey(
         apiKeyId,
         key,
       )(trx)
-        .set('petId' in made ? { pet_id: made.petId } : { order_id: made.orderId })
+        .set({ ...what, response: body })
         .execute()
     },
 

@@ -5,7 +5,12 @@ import { AppError } from '../errors.js'
 import { countHeader } from '../http/header-lines.js'
 import { sha256 } from '../sha256.js'
 import { inSpan } from '../tracing/tracing.js'
-import { createIdempotencyRepository, type IdempotencyClaim, type Made } from './idempotency.repository.js'
+import {
+  createIdempotencyRepository,
+  type FirstResponse,
+  type IdempotencyClaim,
+  type Made,
+} from './idempotency.repository.js'
 
 /** Idempotency records are kept for 24 hours (CONTRACT §7). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -23,7 +28,7 @@ export interface IdempotentRequest {
   now: number
 }
 
-export type Outcome<T> = { performed: T } | { replayOf: Made }
+export type Outcome<T> = { performed: T } | { replayOf: FirstResponse }
 
 export type Idempotency = ReturnType<typeof createIdempotency>
 
@@ -35,14 +40,16 @@ export function createIdempotency(handle: Pick<DbHandle, 'write'>) {
    * Runs `perform` at most once per account and Idempotency-Key within 24 hours, inside the caller's write
    * transaction: the claim, the operation and the record of what it made commit together, so a crash leaves
    * neither a half-made thing nor a stale marker, and a concurrent duplicate waits on the claim and then
-   * finds the record. A repeat of the same request gets `replayOf` (what the first one made, for the caller
-   * to read and return); the same key with another request is 422 `idempotency_key_reused`.
+   * finds the record. A repeat of the same request gets `replayOf` (what the first one made and the body
+   * it answered with, `answerOf(performed)`, which the caller returns as it was, however the thing changed
+   * since or whether it still exists); the same key with another request is 422 `idempotency_key_reused`.
    */
   async function runOnce<T>(
     trx: Db,
     request: IdempotentRequest,
     perform: () => Promise<T>,
     madeOf: (performed: T) => Made,
+    answerOf: (performed: T) => object,
   ): Promise<Outcome<T>> {
     const claim = {
       apiKeyId: request.apiKeyId,
@@ -50,14 +57,15 @@ export function createIdempotency(handle: Pick<DbHandle, 'write'>) {
       requestHash: sha256(request.request),
       createdAt: request.now,
     }
-    const made = await inSpan('idempotency claim', {}, async (span) => {
+    const first = await inSpan('idempotency claim', {}, async (span) => {
       const outcome = await claimOrFind(trx, claim, request.now)
-      span?.setAttribute('petstore.idempotency.outcome', 'made' in outcome ? 'replayed' : outcome.claimed)
-      return 'made' in outcome ? outcome.made : undefined
+      span?.setAttribute('petstore.idempotency.outcome', 'first' in outcome ? 'replayed' : outcome.claimed)
+      return 'first' in outcome ? outcome.first : undefined
     })
-    if (made) return { replayOf: made }
+    if (first) return { replayOf: first }
     const performed = await perform()
-    await records.complete(trx, claim.apiKeyId, claim.key, madeOf(performed))
+    const body = JSON.stringify(answerOf(performed))
+    await records.complete(trx, claim.apiKeyId, claim.key, { made: madeOf(performed), body })
     return { performed }
   }
 
@@ -69,12 +77,12 @@ export function createIdempotency(handle: Pick<DbHandle, 'write'>) {
     trx: Db,
     claim: IdempotencyClaim,
     now: number,
-  ): Promise<{ made: Made } | { claimed: 'claimed' | 'reclaimed' }> {
+  ): Promise<{ first: FirstResponse } | { claimed: 'claimed' | 'reclaimed' }> {
     if (await records.claim(trx, claim)) return { claimed: 'claimed' }
     const record = await records.find(trx, claim.apiKeyId, claim.key)
     if (record && record.createdAt > now - IDEMPOTENCY_TTL_MS) {
       if (record.requestHash !== claim.requestHash) throw keyReused()
-      if (record.made) return { made: record.made }
+      if (record.first) return { first: record.first }
       throw keyInUse()
     }
     await records.reclaim(trx, claim)

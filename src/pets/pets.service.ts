@@ -5,7 +5,7 @@ import { createGroupCommit } from '../db/group-commit.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
 import { createEventRecorder, type NewEvent } from '../events/events.repository.js'
-import { createIdempotency, keyInUse } from '../idempotency/idempotency.js'
+import { createIdempotency } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { currentTraceParent } from '../tracing/tracing.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
@@ -95,15 +95,19 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
     }
     const outcome = await handle.write(async (trx) => {
       const perform = () => repository.insertPet(trx, fields, now)
-      const outcome = await idempotency.runOnce(trx, request, perform, (pet) => ({ petId: pet.id }))
+      const madeOf = (pet: Pet) => ({ petId: pet.id })
+      const outcome = await idempotency.runOnce(trx, request, perform, madeOf, (pet) => pet)
       if ('performed' in outcome) await events.record(trx, [created(outcome.performed)])
       return outcome
     })
     if ('performed' in outcome) return { pet: outcome.performed, version: 1, replayed: false }
-    // The earlier pet as it is now, read after this transaction on the usual read path.
-    const made = outcome.replayOf
-    const record = 'petId' in made ? await repository.findPetById(made.petId) : undefined
-    if (!record) throw keyInUse()
+    // The first response as it was sent (version 1), whatever became of the pet since.
+    const { made, body } = outcome.replayOf
+    if (body !== null) return { pet: JSON.parse(body) as Pet, version: 1, replayed: true }
+    // A record from before migration 0010 kept no body: the pet as it is now, read after this transaction.
+    const id = 'petId' in made ? made.petId : 0
+    const record = await repository.findPetById(id)
+    if (!record) throw new AppError('not_found', `pet ${id}, which this Idempotency-Key created, was deleted`)
     return { ...record, replayed: true }
   }
 

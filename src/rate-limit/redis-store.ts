@@ -2,7 +2,7 @@ import { setTimeout } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { redactUrl } from '../redact-url.js'
 import { causeInWords } from '../startup-errors.js'
-import { inSpan, SpanKind } from '../tracing/tracing.js'
+import { inSpan, SpanKind, tracingEnabled } from '../tracing/tracing.js'
 import type { BanPolicy, Decision, Limits, RateLimitStore } from './rate-limit.port.js'
 import { CONSUME_SCRIPT } from './redis-consume.js'
 import { windowStates } from './windows.js'
@@ -64,13 +64,13 @@ export async function createRedisStore(
   }
 
   /** One decision, in a CLIENT span when tracing is on (the Lua script's one round trip). */
-  const run = (subject: string, limits: Limits, now: number, count: boolean): Promise<Decision> =>
-    inSpan(
-      'redis rate-limit',
-      { ...REDIS_SPAN, 'petstore.rate_limit.counted': count },
-      () => decide(subject, limits, now, count),
-      { kind: SpanKind.CLIENT },
-    )
+  const run = (subject: string, limits: Limits, now: number, count: boolean): Promise<Decision> => {
+    if (!tracingEnabled()) return decide(subject, limits, now, count)
+    const attributes = { ...REDIS_SPAN, 'petstore.rate_limit.counted': count }
+    return inSpan('redis rate-limit', attributes, () => decide(subject, limits, now, count), {
+      kind: SpanKind.CLIENT,
+    })
+  }
 
   async function decide(subject: string, limits: Limits, now: number, count: boolean): Promise<Decision> {
     const [outcome, minute, day, refusedBy, retryAfterMs, bannedUntil] = await redis.petstoreRateLimit(

@@ -135,15 +135,16 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       expect(await records.claim(db, { ...claim, requestHash: 'h2' })).toBe(false)
       expect(await records.claim(db, { ...claim, apiKeyId: other.id })).toBe(true)
       const pet = await pets.insertPet(db, { name: 'Rex', categoryId: 1 }, T0)
-      await records.complete(db, apiKey.id, 'k1', { petId: pet.id })
+      const body = JSON.stringify(pet)
+      await records.complete(db, apiKey.id, 'k1', { made: { petId: pet.id }, body })
       expect(await records.find(db, apiKey.id, 'k1')).toMatchObject({
         requestHash: 'h1',
-        made: { petId: pet.id },
+        first: { made: { petId: pet.id }, body },
       })
       await records.reclaim(db, { ...claim, requestHash: 'h3', createdAt: T0 + 10 })
       expect(await records.find(db, apiKey.id, 'k1')).toMatchObject({
         requestHash: 'h3',
-        made: null,
+        first: null,
       })
       expect(await records.purge(T0 + 5)).toBe(1)
       expect(await records.find(db, other.id, 'k1')).toBeUndefined()
