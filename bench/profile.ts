@@ -4,6 +4,8 @@
  * most self time. The .cpuprofile stays in bench/profiles/ for Chrome DevTools or speedscope.
  * `npm run bench:profile:services [-- …]`: the same over PostgreSQL and Redis (scripts/with-services.sh).
  * `--webhooks`: with three webhook endpoints subscribed to every event, at a receiver in this process.
+ * `--tracing all|sampled`: with OpenTelemetry tracing on, exporting every span (or 1% of the traces) to a
+ * local OTLP receiver (bench/otlp-sink.ts).
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -11,7 +13,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { runLoad, seedDatabase, seedFreshPostgres, startProcess } from './lib.js'
+import { runLoad, seedDatabase, seedFreshPostgres, startProcess, startTsScript } from './lib.js'
 
 type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
 
@@ -22,6 +24,7 @@ const { values } = parseArgs({
     method: { type: 'string', default: 'GET' },
     services: { type: 'boolean', default: false },
     webhooks: { type: 'boolean', default: false },
+    tracing: { type: 'string' },
   },
 })
 const dir = mkdtempSync(join(tmpdir(), 'petstore-profile-'))
@@ -29,13 +32,23 @@ const profiles = join('bench', 'profiles')
 mkdirSync(profiles, { recursive: true })
 const before = new Set(readdirSync(profiles))
 const { database, key } = await seeded()
+const sink = values.tracing ? await startTsScript('bench/otlp-sink.ts', []) : undefined
+const tracing: NodeJS.ProcessEnv = sink
+  ? {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`,
+      ...(values.tracing === 'sampled' && {
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.01',
+      }),
+    }
+  : {}
 const portOf = (output: string) =>
   Number(/listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]) || undefined
 const server = await startProcess(
   process.execPath,
   ['--cpu-prof', `--cpu-prof-dir=${profiles}`, 'dist/main.js'],
   portOf,
-  { ...database, PORT: '0', ...(values.webhooks && { PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1' }) },
+  { ...database, ...tracing, PORT: '0', ...(values.webhooks && { PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1' }) },
 )
 const receiver = values.webhooks ? await subscribeThreeEndpoints() : undefined
 
@@ -77,6 +90,7 @@ const result = await runLoad(server.child.pid ?? 0, {
   duration: Number(values.duration),
 })
 await server.stop()
+await sink?.stop()
 receiver?.close()
 rmSync(dir, { recursive: true, force: true })
 console.log(

@@ -1,3 +1,4 @@
+import { cpuTicks, TICK_MICROSECONDS } from './cpu.js'
 import { type Auth, createRequest, listRequest, type Request } from './harness.js'
 import { type LoadResult, runLoad, type ServerProcess, startService, startTsScript } from './lib.js'
 
@@ -7,6 +8,8 @@ export interface TracingRow {
   /** Requests per second in each round, by setting. */
   rounds: Record<Setting, number[]>
   p99Ms: Record<Setting, number>
+  /** The service's CPU per request (µs), over every round: steadier than req/s on a shared machine. */
+  cpuMicroseconds: Record<Setting, number>
   /** Spans dropped by the services (the metric) at the end: a row with any did not export everything. */
   dropped: number
 }
@@ -41,7 +44,7 @@ export async function measureTracing(options: {
   const servers = new Map<Setting, ServerProcess>()
   try {
     for (const setting of SETTINGS)
-      servers.set(setting, await startService(options.databasePath, { LOG_LEVEL: 'warn', ...envOf[setting] }))
+      servers.set(setting, await startService(options.databasePath, envOf[setting]))
     const operations: [string, Request][] = [
       ['listPets', listRequest(options.auth)],
       ['createPet', createRequest(options.auth)],
@@ -70,18 +73,34 @@ export async function measureTracing(options: {
       operation,
       rounds: { off: [], 'all spans': [], '1% sampled': [] },
       p99Ms: { off: 0, 'all spans': 0, '1% sampled': 0 },
+      cpuMicroseconds: { off: 0, 'all spans': 0, '1% sampled': 0 },
       dropped: 0,
+    }
+    const cpu = {
+      off: { ticks: 0, requests: 0 },
+      'all spans': { ticks: 0, requests: 0 },
+      '1% sampled': { ticks: 0, requests: 0 },
     }
     for (let round = 0; round < options.rounds; round++) {
       for (const setting of SETTINGS) {
+        const pid = servers.get(setting)?.child.pid ?? 0
+        const before = cpuTicks([pid])
         const result = await load(setting, options.duration)
+        cpu[setting].ticks += cpuTicks([pid]) - before
+        cpu[setting].requests += result.requests
         row.rounds[setting].push(result.requestsPerSec)
         row.p99Ms[setting] = Math.max(row.p99Ms[setting], result.p99Ms)
       }
     }
+    for (const setting of SETTINGS)
+      row.cpuMicroseconds[setting] =
+        (cpu[setting].ticks * TICK_MICROSECONDS) / Math.max(1, cpu[setting].requests)
     for (const setting of SETTINGS) row.dropped += await droppedSpans(servers.get(setting) as ServerProcess)
     const ratios = SETTINGS.slice(1).map((setting) => `${setting} ${ratioOf(row, setting).toFixed(3)}`)
-    console.log(`tracing ${operation.padEnd(10)} ${ratios.join(', ')} (× off; dropped ${row.dropped})`)
+    const perRequest = SETTINGS.map((setting) => row.cpuMicroseconds[setting].toFixed(0)).join(' / ')
+    console.log(
+      `tracing ${operation.padEnd(10)} ${ratios.join(', ')} (× off; CPU µs/request ${perRequest}; dropped ${row.dropped})`,
+    )
     return row
   }
 }
@@ -106,14 +125,15 @@ export function tracingMarkdown(rows: TracingRow[], rounds: number): string {
     '',
     `The same service three times on one SQLite file, measured in ${rounds} alternating round(s): tracing off, on exporting every span to a local OTLP receiver, on at 1% sampling. Median req/s; the goal is ≥ 0.85× (all spans) and ≥ 0.97× (1%) for listPets.`,
     '',
-    '| operation | off req/s | all spans req/s | × off | 1% sampled req/s | × off | p99 ms off / all / 1% | spans dropped |',
-    '|---|---|---|---|---|---|---|---|',
+    '| operation | off req/s | all spans req/s | × off | 1% sampled req/s | × off | p99 ms off / all / 1% | CPU µs/request off / all / 1% | spans dropped |',
+    '|---|---|---|---|---|---|---|---|---|',
   ]
   for (const row of rows) {
     const value = (setting: Setting) => median(row.rounds[setting]).toFixed(0)
     const p99 = SETTINGS.map((setting) => row.p99Ms[setting]).join(' / ')
+    const cpu = SETTINGS.map((setting) => row.cpuMicroseconds[setting].toFixed(0)).join(' / ')
     lines.push(
-      `| ${row.operation} | ${value('off')} | ${value('all spans')} | ${ratioOf(row, 'all spans').toFixed(3)} | ${value('1% sampled')} | ${ratioOf(row, '1% sampled').toFixed(3)} | ${p99} | ${row.dropped} |`,
+      `| ${row.operation} | ${value('off')} | ${value('all spans')} | ${ratioOf(row, 'all spans').toFixed(3)} | ${value('1% sampled')} | ${ratioOf(row, '1% sampled').toFixed(3)} | ${p99} | ${cpu} | ${row.dropped} |`,
     )
   }
   return `${lines.join('\n')}\n`

@@ -119,7 +119,11 @@ test('a secret in its rotation grace before 0008 keeps signing after it', async 
       values (1, 'https://93.184.216.34/', '["*"]', 'enabled', 'whsec_new', 'whsec_old', 99, 0, 1)`.execute(
       db.db,
     )
-    expect(await migrateToLatest(db.db)).toEqual(['0008_webhook_lanes', '0009_event_trace_context', '0010_idempotent_responses'])
+    expect(await migrateToLatest(db.db)).toEqual([
+      '0008_webhook_lanes',
+      '0009_event_trace_context',
+      '0010_idempotent_responses',
+    ])
     const row = await db.db
       .selectFrom('webhook_endpoints')
       .select('retired_secrets')

@@ -1,5 +1,5 @@
 import { createBoundedMap } from '../bounded-map.js'
-import { inSpan, tracingEnabled } from '../tracing/tracing.js'
+import { inSpanMaybeAsync, tracingEnabled } from '../tracing/tracing.js'
 import type { ChangeToken } from './handle.js'
 
 /**
@@ -50,15 +50,15 @@ export function createFreshCache<V>(name: string, changeToken: ChangeToken | und
   }
 
   const spanName = `cache ${name}`
-  function tracedLookup(key: string, load: () => V | Promise<V>): Promise<V> {
-    return inSpan(spanName, {}, async (span) => {
-      let hit = true
-      const value = await lookup(key, () => {
-        hit = false
+  /** The lookup in a `cache <name>` span (when the request's trace records), synchronous when it is. */
+  function tracedLookup(key: string, load: () => V | Promise<V>): V | Promise<V> {
+    return inSpanMaybeAsync(spanName, (span) => {
+      if (!span) return lookup(key, load)
+      span.setAttribute('petstore.cache.hit', true)
+      return lookup(key, () => {
+        span.setAttribute('petstore.cache.hit', false)
         return load()
       })
-      span?.setAttribute('petstore.cache.hit', hit)
-      return value
     })
   }
 

@@ -32,16 +32,30 @@ export function tracingEnabled(): boolean {
 /** Spans whose export was given up, by why: counted here, exposed by /metrics (http/metrics.ts). */
 export const droppedSpans = { export_failed: 0, queue_full: 0 }
 
-/** `work` inside a child span of the active one; the span ends when `work` settles, ERROR if it threw. */
+/**
+ * The tracer to make a child span with, or undefined when none should be made: tracing off, or no span
+ * active, or the active one not recording (its trace was not sampled). An unsampled request (99 of 100 at
+ * 1% sampling) so pays one look at the active context per helper, not a span, a context switch and a
+ * promise each (measured: the difference between 0.6 and 0.9 of the throughput).
+ */
+function childTracer(): Tracer | undefined {
+  return tracer && trace.getSpan(context.active())?.isRecording() ? tracer : undefined
+}
+
+/**
+ * `work` inside a child span of the active one, when that one records; the span ends when `work` settles,
+ * ERROR if it threw. `root`: a trace of its own whatever is active (the dispatcher's work; the sampler
+ * decides).
+ */
 export function inSpan<T>(
   name: string,
   attributes: Attributes,
   work: (span: Span | undefined) => Promise<T>,
-  /** `root`: a trace of its own (the dispatcher's work), whatever span is active. */
   options: { kind?: SpanKind; links?: Link[]; root?: boolean } = {},
 ): Promise<T> {
-  if (!tracer) return work(undefined)
-  return tracer.startActiveSpan(name, { attributes, ...options }, async (span) => {
+  const maker = options.root ? tracer : childTracer()
+  if (!maker) return work(undefined)
+  return maker.startActiveSpan(name, { attributes, ...options }, async (span) => {
     try {
       return await work(span)
     } catch (error) {
@@ -55,8 +69,9 @@ export function inSpan<T>(
 
 /** The same for synchronous work (SQLite's reads). */
 export function inSpanSync<T>(name: string, attributes: Attributes, work: () => T): T {
-  if (!tracer) return work()
-  const span = tracer.startSpan(name, { attributes })
+  const maker = childTracer()
+  if (!maker) return work()
+  const span = maker.startSpan(name, { attributes })
   try {
     return work()
   } catch (error) {
@@ -68,18 +83,56 @@ export function inSpanSync<T>(name: string, attributes: Attributes, work: () => 
 }
 
 /**
- * Whether a span is active: the database's spans are made only inside one (a request's, the fan-out's),
- * so the dispatcher's polling, every 200 ms, is not a trace of its own each time.
+ * `work`, which may answer synchronously or with a promise, inside a child span that stays synchronous
+ * when `work` is (a cache hit on SQLite answers in the same turn, traced or not). `work` gets the span to
+ * annotate; what it starts synchronously is under the span.
+ */
+export function inSpanMaybeAsync<T>(
+  name: string,
+  work: (span: Span | undefined) => T | Promise<T>,
+): T | Promise<T> {
+  const maker = childTracer()
+  if (!maker) return work(undefined)
+  const span = maker.startSpan(name)
+  let result: T | Promise<T>
+  try {
+    result = context.with(trace.setSpan(context.active(), span), () => work(span))
+  } catch (error) {
+    failed(span, error)
+    span.end()
+    throw error
+  }
+  if (!(result instanceof Promise)) {
+    span.end()
+    return result
+  }
+  return result.then(
+    (value) => {
+      span.end()
+      return value
+    },
+    (error: unknown) => {
+      failed(span, error)
+      span.end()
+      throw error
+    },
+  )
+}
+
+/**
+ * Whether a recording span is active: the database's spans are made only inside one (a request's, the
+ * fan-out's), so the dispatcher's polling, every 200 ms, is not a trace of its own each time.
  */
 export function insideSpan(): boolean {
-  return tracer !== undefined && trace.getSpan(context.active()) !== undefined
+  return childTracer() !== undefined
 }
 
 /** A span for work already done, timed by its caller: Kysely reports each query once it has ended. */
 export function spanOfPast(name: string, durationMs: number, attributes: Attributes, error?: unknown): void {
-  if (!tracer) return
+  const maker = childTracer()
+  if (!maker) return
   const end = Date.now()
-  const span = tracer.startSpan(name, { attributes, startTime: end - durationMs })
+  const span = maker.startSpan(name, { attributes, startTime: end - durationMs })
   if (error !== undefined) failed(span, error)
   span.end(end)
 }
