@@ -33,7 +33,7 @@ import { webhookSchemas } from './webhooks/webhooks.schemas.js'
 const BODY_LIMIT_BYTES = 64 * 1024
 
 /**
- * Builds the HTTP application on the given dependencies. It never listens: main.ts and tests do.
+ * Builds the HTTP application on the given dependencies. It never listens: server.ts and tests do.
  *
  * Every request takes one straight line. At the root: the target made routable (request-target.ts), one
  * Host, then the hooks of the scope its route (or not-found handler) was registered in: the API scope under
@@ -94,7 +94,7 @@ export async function buildApp(
   })
   await registerPublicScope(app, deps)
   registerHealthRoutes(app, deps)
-  // With METRICS_PORT set, main.ts serves /metrics on that port instead.
+  // With METRICS_PORT set, server.ts serves /metrics on that port instead.
   if (config.metricsPort === undefined) registerMetricsRoute(app, deps.metrics)
   return app
 }
