@@ -784,7 +784,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description `nosniff`. */
                     "X-Content-Type-Options"?: string;
-                    /** @description `true` when an earlier request with the same Idempotency-Key created this animal. */
+                    /** @description `true` when this is the first response to an earlier request with the same Idempotency-Key, replayed as it was sent (nothing was made this time). */
                     "Idempotent-Replayed"?: string;
                     /** @description Where to read the animal: `{base}/pets?id={id}`. */
                     Location?: string;
@@ -2070,7 +2070,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description `nosniff`. */
                     "X-Content-Type-Options"?: string;
-                    /** @description `true` when an earlier request with this Idempotency-Key placed it. */
+                    /** @description `true` when this is the first response to an earlier request with the same Idempotency-Key, replayed as it was sent (nothing was made this time). */
                     "Idempotent-Replayed"?: string;
                     /** @description Where to read the order: `{base}/store/orders/{id}`. */
                     Location?: string;

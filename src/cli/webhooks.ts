@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import type { Deps } from '../deps.js'
+import { parseInteger } from '../integer.js'
 import { type CliIo, formatTable, UsageError } from './io.js'
 
 export const WEBHOOKS_HELP = `Usage: petstore webhooks <command>
@@ -46,9 +47,8 @@ async function listEndpoints(deps: Deps, args: string[], io: CliIo): Promise<voi
 
 async function disableEndpoint(deps: Deps, args: string[], io: CliIo): Promise<void> {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} })
-  const match = positionals.length === 1 ? /^(?:we_)?([1-9]\d{0,14})$/.exec(positionals[0] ?? '') : null
-  if (!match) throw new UsageError('give the id of one endpoint: petstore webhooks disable we_12')
-  const id = Number(match[1])
+  const id = positionals.length === 1 ? parseInteger((positionals[0] ?? '').replace(/^we_/, '')) : Number.NaN
+  if (!(id >= 1)) throw new UsageError('give the id of one endpoint: petstore webhooks disable we_12')
   if (!(await deps.webhookEndpoints.disable(id, OPERATOR_REASON))) {
     throw new UsageError(`no webhook endpoint we_${id}: petstore webhooks list shows them`)
   }

@@ -105,6 +105,15 @@ export function idempotencyKeyOf(request: IncomingMessage): string | undefined {
   return typeof key === 'string' ? key : undefined
 }
 
+/** The `Idempotent-Replayed` response header, documented once for every operation that replays. */
+export const IDEMPOTENT_REPLAYED_HEADER = {
+  'Idempotent-Replayed': {
+    type: 'string',
+    description:
+      '`true` when this is the first response to an earlier request with the same Idempotency-Key, replayed as it was sent (nothing was made this time).',
+  },
+} as const
+
 /** The messages of the two refusals, for every operation that takes an Idempotency-Key (and its docs). */
 export const IDEMPOTENCY_MESSAGES = {
   idempotency_key_reused: 'this Idempotency-Key was used with a different request; use a new key',

@@ -7,7 +7,7 @@ import {
   invalidRequest,
   NEXT_PAGE_LINK,
 } from '../http/error.schemas.js'
-import { IDEMPOTENCY_MESSAGES } from '../idempotency/idempotency.js'
+import { IDEMPOTENCY_MESSAGES, IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency.js'
 import { ref } from '../schema-ref.js'
 import { Inventory, Order, Orders } from './orders.schemas.js'
 
@@ -19,10 +19,7 @@ const NOT_FOUND = errorResponse({
 
 export const placeOrderResponses = {
   201: documented(ref(Order), 'The order, `placed`.', {
-    'Idempotent-Replayed': {
-      type: 'string',
-      description: '`true` when an earlier request with this Idempotency-Key placed it.',
-    },
+    ...IDEMPOTENT_REPLAYED_HEADER,
     Location: { type: 'string', description: 'Where to read the order: `{base}/store/orders/{id}`.' },
   }),
   400: invalidRequest('petId is required'),

@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox'
+import { CursorQuery } from '../pagination/keyset.js'
 import { MAX_SAFE_ID, ref } from '../schema-ref.js'
 
 export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const
@@ -54,11 +55,7 @@ export const ListOrdersQuery = Type.Object({
     Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Maximum number of orders.' }),
   ),
   status: Type.Optional(ref(OrderStatus)),
-  cursor: Type.Optional(
-    Type.String({
-      description: 'Opaque position of the next page, taken from the `Link: rel="next"` header.',
-    }),
-  ),
+  cursor: CursorQuery,
 })
 
 export const OrderParams = Type.Object({ orderId: { ...Id, description: 'Identifier of the order.' } })

@@ -1,4 +1,10 @@
+import Type from 'typebox'
 import { decodeCursor, encodeCursor } from './cursor.js'
+
+/** The `cursor` query parameter of every listing, as its schema documents it. */
+export const CursorQuery = Type.Optional(
+  Type.String({ description: 'Opaque position of the next page, taken from the `Link: rel="next"` header.' }),
+)
 
 /** One page of a keyset walk: the items, and the cursor of the next page when one follows. */
 export interface Page<T> {

@@ -7,7 +7,7 @@ import {
   INSUFFICIENT_SCOPE,
   NEXT_PAGE_LINK,
 } from '../http/error.schemas.js'
-import { IDEMPOTENCY_MESSAGES } from '../idempotency/idempotency.js'
+import { IDEMPOTENCY_MESSAGES, IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency.js'
 import { ref } from '../schema-ref.js'
 import { Pet, Pets } from './pets.schemas.js'
 
@@ -42,10 +42,7 @@ export const listPetsResponses = {
 
 export const createPetResponses = {
   201: documented(ref(Pet), 'The animal was added; the body carries its assigned id.', {
-    'Idempotent-Replayed': {
-      type: 'string',
-      description: '`true` when an earlier request with the same Idempotency-Key created this animal.',
-    },
+    ...IDEMPOTENT_REPLAYED_HEADER,
     Location: { type: 'string', description: 'Where to read the animal: `{base}/pets?id={id}`.' },
     ETag: { type: 'string', description: "Strong validator of the animal's current state (for `If-Match`)." },
   }),

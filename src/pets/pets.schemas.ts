@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox'
+import { CursorQuery } from '../pagination/keyset.js'
 import { MAX_SAFE_ID, ref } from '../schema-ref.js'
 
 export const DEFAULT_PAGE_SIZE = 20
@@ -78,11 +79,7 @@ export const ListPetsQuery = Type.Object({
     }),
   ),
   status: Type.Optional(ref(PetStatus)),
-  cursor: Type.Optional(
-    Type.String({
-      description: 'Opaque position of the next page, taken from the `Link: rel="next"` header.',
-    }),
-  ),
+  cursor: CursorQuery,
   id: Type.Optional(
     Type.String({
       pattern: '^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15}){0,99}$',

@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
 import { publishEvents } from '../events/events.repository.js'
+import { parseInteger } from '../integer.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import { createAttemptsRepository } from './attempts.repository.js'
@@ -19,7 +20,7 @@ const CREATE_LOCK_BASE = 2 ** 40
 
 export const endpointIdOf = (id: number): string => `we_${id}`
 /** The number in a `we_…` id (the route's schema checked its shape). */
-export const endpointNumberOf = (id: string): number => Number(id.slice('we_'.length))
+export const endpointNumberOf = (id: string): number => parseInteger(id.slice('we_'.length))
 
 /** The one place a stored row becomes a WebhookEndpoint: never its secret. */
 export function toEndpoint(row: EndpointRow): WebhookEndpoint {

@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox'
 import { EVENT_TYPES } from '../events/events.repository.js'
 import { Order } from '../orders/orders.schemas.js'
+import { CursorQuery } from '../pagination/keyset.js'
 import { Pet } from '../pets/pets.schemas.js'
 import { ref } from '../schema-ref.js'
 import { MAX_URL_LENGTH } from './address.js'
@@ -172,9 +173,7 @@ export const EndpointParams = Type.Object({ endpointId: EndpointId })
 export const EventParams = Type.Object({ eventId: EventId })
 
 const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 }))
-const Cursor = Type.Optional(
-  Type.String({ description: 'Opaque position of the next page, taken from the `Link: rel="next"` header.' }),
-)
+const Cursor = CursorQuery
 export const ListEndpointsQuery = Type.Object({ limit: Limit, cursor: Cursor })
 export const ListDeliveriesQuery = Type.Object({
   status: Type.Optional(AttemptStatus),
