@@ -25,6 +25,7 @@ const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts as Reco
 const NOT_FILES = new Set([
   'openapi.json', // served at /v1/openapi.json, generated from the routes
   'example.mjs', // the client README asks the reader to save its example under this name
+  'receiver.mjs', // the README asks the reader to save its webhook receiver under this name
   '.mjs',
   '.env', // the reader's own copy of .env.example
   'petstore.sqlite', // the default database file, made on first start

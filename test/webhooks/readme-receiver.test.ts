@@ -34,7 +34,7 @@ beforeAll(async () => {
   const url = `http://hooks.test:${port}/`
   endpoint = await (await t.api(key, 'POST', '/webhook_endpoints', { url, events: ['pet.*'] })).json()
   receiver = spawn(process.execPath, [join(dir, 'receiver.mjs')], {
-    env: { PATH: process.env.PATH, WEBHOOK_SECRET: endpoint.secret, PORT: String(port) },
+    env: { PATH: process.env.PATH, WEBHOOK_SECRET: endpoint.secret, RECEIVER_PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   receiver.stdout?.on('data', (chunk) => {
