@@ -5,7 +5,8 @@ import { type RunningServer, serveUntilSignalled } from './server.js'
  * The one start-up of the service, for `npm start` (main.ts) and `petstore serve` (cli/main.ts): the
  * configuration from `env`, then the stores, the app and the listener (server.ts, which logs once which
  * database it serves), until SIGTERM or SIGINT. A failure is one line on stderr and exit code 1.
- * `onStarted` runs once it listens (demo.ts seeds there).
+ * `onStarted` runs once it listens (demo.ts seeds there). What start-up warns about (a mistyped setting,
+ * private webhook addresses allowed) is a plain line on stderr too, like the failures, before the log's lines.
  */
 export async function serveFromEnvironment(
   env: NodeJS.ProcessEnv,
@@ -13,7 +14,9 @@ export async function serveFromEnvironment(
   onStarted?: (server: RunningServer) => Promise<void>,
 ): Promise<number> {
   try {
-    await serveUntilSignalled(loadConfig(env), onStarted)
+    const config = loadConfig(env)
+    for (const warning of config.warnings) writeError(`petstore: warning: ${warning}`)
+    await serveUntilSignalled(config, onStarted)
     return 0
   } catch (error) {
     const reason = error instanceof ConfigError ? error.message : `cannot start: ${(error as Error).message}`

@@ -93,9 +93,12 @@ describe('a start that cannot succeed says which setting and why', () => {
 })
 
 describe('start-up warnings', () => {
-  it('names an unknown PETSTORE_* variable and the closest known one', async () => {
+  it('names an unknown PETSTORE_* variable and the closest known one: a plain line on stderr, and in the log', async () => {
     const service = await fixture.start({ PETSTORE_PORTT: '1', LOG_LEVEL: 'info' })
     await waitUntilHealthy(service)
+    expect(service.stderr()).toBe(
+      'petstore: warning: PETSTORE_PORTT is not a setting of petstore (ignored): did you mean PORT?\n',
+    )
     const warning = await logLine(service, (line) => String(line.msg).startsWith('PETSTORE_PORTT'))
     expect(warning).toMatchObject({
       level: 40,
