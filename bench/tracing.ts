@@ -1,6 +1,17 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
 import { cpuTicks, TICK_MICROSECONDS } from './cpu.js'
 import { type Auth, createRequest, listRequest, type Request } from './harness.js'
-import { type LoadResult, runLoad, type ServerProcess, startService, startTsScript } from './lib.js'
+import {
+  type LoadResult,
+  runLoad,
+  type ServerProcess,
+  seedDatabase,
+  startService,
+  startTsScript,
+} from './lib.js'
 
 /** One operation's throughput with tracing off, on with every span exported, and on at 1% sampling. */
 export interface TracingRow {
@@ -18,7 +29,7 @@ type Setting = 'off' | 'all spans' | '1% sampled'
 const SETTINGS: Setting[] = ['off', 'all spans', '1% sampled']
 
 /**
- * What tracing costs (issue 33): the service as users start it, three times on one SQLite file: tracing
+ * What tracing costs (`npm run bench` runs it; alone: `npx tsx bench/tracing.ts [--rounds R --duration S]`): the service as users start it, three times on one SQLite file: tracing
  * off, tracing on exporting every span (OTLP/protobuf, the default) to a local collector's stand-in (its
  * own process, bench/otlp-sink.ts), and on at 1% (`parentbased_traceidratio`). The three are measured in
  * alternating rounds, so the machine's drift hits each alike; the ratio is of the medians.
@@ -137,4 +148,30 @@ export function tracingMarkdown(rows: TracingRow[], rounds: number): string {
     )
   }
   return `${lines.join('\n')}\n`
+}
+
+if (process.argv[1] === import.meta.filename) {
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: 'string', default: '3' },
+      duration: { type: 'string', default: '5' },
+      connections: { type: 'string', default: '50' },
+    },
+  })
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-tracing-'))
+  try {
+    const databasePath = join(dir, 'tracing.sqlite')
+    const key = await seedDatabase(databasePath, 10_000)
+    const rounds = Number(values.rounds)
+    const rows = await measureTracing({
+      databasePath,
+      auth: { authorization: `Bearer ${key}` },
+      duration: Number(values.duration),
+      connections: Number(values.connections),
+      rounds,
+    })
+    console.log(tracingMarkdown(rows, rounds))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
