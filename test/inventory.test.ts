@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, test } from 'vitest'
+import type { DbHandle } from '../src/db/handle.js'
 import { createInventoryRepository } from '../src/orders/inventory.repository.js'
 import { COMPACT_FROM_ROWS } from '../src/orders/inventory.service.js'
 import { buildTestApp, onServices, type TestApp } from './helpers.js'
@@ -124,7 +125,24 @@ test('each instance folds the counts by itself once they grow long', async () =>
 
 test('a long backlog is folded in batches, each its own transaction, until none is left', async () => {
   await Promise.all(Array.from({ length: 100 }, (_, i) => createPet(i % 2 ? 'sold' : 'available')))
-  await createInventoryRepository(t.deps.database).compactStatusCounts(7)
+  const backlog = Number((await countRows()).rows)
+  // Each transaction of the fold, and how many rows it folded: one transaction for all would fail here.
+  const folds: number[] = []
+  const database = t.deps.database
+  const counted: DbHandle = {
+    ...database,
+    write: (work) =>
+      database.write(async (trx) => {
+        const folded = await work(trx)
+        folds.push(Number(folded))
+        return folded
+      }),
+  }
+  await createInventoryRepository(counted).compactStatusCounts(7)
+  expect(folds.length).toBeGreaterThanOrEqual(Math.ceil((backlog - 3) / 7))
+  expect(folds.every((folded) => folded <= 7)).toBe(true)
+  expect(folds.slice(0, -1).every((folded) => folded === 7)).toBe(true)
+  expect(folds.at(-1)).toBeLessThan(7)
   expect(Number((await countRows()).rows)).toBeLessThanOrEqual(3)
   expect(await inventory()).toEqual(await truth())
 })
