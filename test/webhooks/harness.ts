@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { expect } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import type { Deps } from '../../src/deps.js'
 import { type RunningServer, startServer } from '../../src/server.js'
@@ -108,6 +109,30 @@ export const loopbackResolve: Resolve = async (hostname) => {
 /** A fetch Response whose JSON body the tests read freely. */
 // biome-ignore lint/suspicious/noExplicitAny: test bodies are checked by the assertions that read them
 export type ApiResponse = Omit<Response, 'json'> & { json(): Promise<any> }
+
+/**
+ * Resolves once every event committed so far is fanned out: published (PostgreSQL's outbox empty) and its
+ * attempts written, to every endpoint that takes it; or once no endpoint is enabled (events then wait, and
+ * no attempt can be made). What an endpoint was not sent is then known from its delivery log, without
+ * waiting a while to see that nothing comes.
+ */
+export async function everyEventFannedOut(app: Pick<WebhookApp, 'deps'>): Promise<void> {
+  const { db } = app.deps.database
+  const waiting = async () => {
+    const count = (table: 'events' | 'event_outbox') =>
+      db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n'))
+    const enabled = await db
+      .selectFrom('webhook_endpoints')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'enabled')
+      .executeTakeFirstOrThrow()
+    if (Number(enabled.n) === 0) return 0
+    const events = await count('events').where('fanned_out', '=', 0).executeTakeFirstOrThrow()
+    const outbox = await count('event_outbox').executeTakeFirstOrThrow()
+    return Number(events.n) + Number(outbox.n)
+  }
+  await expect.poll(waiting, { timeout: 10_000, interval: 20 }).toBe(0)
+}
 
 export interface WebhookApp {
   server: RunningServer
