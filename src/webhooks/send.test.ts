@@ -110,6 +110,8 @@ describe('postWebhook', () => {
     const receiver = await startReceiver((res) => res.writeHead(200).write('accepted, and then'))
     const response = await postWebhook(webhookTo(`http://127.0.0.1:${receiver.port}/`, { timeoutMs: 300 }))
     expect(response).toMatchObject({ httpStatus: 200, error: null, bodyExcerpt: 'accepted, and then' })
+    // Judged when the deadline came (it read the body until then), not as soon as the status arrived.
+    expect(response.durationMs).toBeGreaterThanOrEqual(290)
     expect(response.durationMs).toBeLessThan(1000)
   })
 
