@@ -6,8 +6,10 @@ import { expect, test } from 'vitest'
 /**
  * Every README (the root's, the client's, each folder's under src/) and every page of docs/ names only
  * files and commands that exist: a path in backticks (`src/webhooks/lanes.ts`, `test/tracing/`) is a file
- * or folder of the repository, a file name alone (`lanes.ts`) is one somewhere in it, and `npm run <name>`
- * is a script of package.json. A rename that leaves a document behind fails here.
+ * or folder of the repository, a file name alone (`lanes.ts`) is one somewhere in it, `npm run <name>`
+ * is a script of package.json, and a call in backticks (`createFreshCache(…)`, `client.webhooks.redeliver(`)
+ * names a function or method the repository's TypeScript defines. A rename that leaves a document behind
+ * fails here.
  */
 
 const tracked = execFileSync('git', ['ls-files'], { encoding: 'utf8' }).split('\n').filter(Boolean)
@@ -31,6 +33,20 @@ const NOT_FILES = new Set([
   'petstore.sqlite', // the default database file, made on first start
 ])
 
+/** What the repository's TypeScript defines: functions, constants, classes, types, and methods. */
+const defined = new Set<string>()
+for (const path of tracked.filter((file) => /\.ts$/.test(file))) {
+  const code = readFileSync(path, 'utf8')
+  for (const [, name = ''] of code.matchAll(
+    /\b(?:function|const|let|class|interface|type)\s+([A-Za-z_$][\w$]*)/g,
+  ))
+    defined.add(name)
+  for (const [, name = ''] of code.matchAll(/^\s+(?:async\s+)?([A-Za-z_$][\w$]*)\s*[(:<]/gm))
+    defined.add(name)
+}
+/** Calls the documents show that are the platform's or PostgreSQL's, not ours. */
+const NOT_OURS = new Set(['require', 'randomUUID', 'pg_current_snapshot'])
+
 const PATH_LIKE = /^[\w.-]+(\/[\w.*-]+)*\/?$/
 const FILE_EXTENSION = /\.(ts|md|sh|ya?ml|json|cfg|js|mjs|cjs)$/
 
@@ -53,6 +69,10 @@ function missingReferences(document: string): string[] {
   for (const [, script = ''] of text.matchAll(/npm run ([\w:-]*[\w-])/g)) {
     if (!(script in scripts)) missing.push(`npm run ${script}`)
   }
+  for (const [, call = ''] of text.matchAll(/`([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\(/g)) {
+    const name = call.split('.').at(-1) ?? ''
+    if (!defined.has(name) && !NOT_OURS.has(name)) missing.push(`${call}(`)
+  }
   return missing
 }
 
@@ -63,6 +83,6 @@ test('the documents are found (a change of layout would make this test check not
   expect(documents.length).toBeGreaterThan(20)
 })
 
-test.each(documents)('%s names only files, folders and npm scripts that exist', (document) => {
+test.each(documents)('%s names only files, folders, npm scripts and functions that exist', (document) => {
   expect(missingReferences(document)).toEqual([])
 })
