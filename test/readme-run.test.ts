@@ -1,9 +1,16 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { killService, ROOT, type Service, spawnService, waitUntilHealthy } from './service-process.js'
+import {
+  freePort,
+  killService,
+  ROOT,
+  type Service,
+  spawnService,
+  waitUntilHealthy,
+} from './service-process.js'
 
 /**
  * The README's first walk through, run as a newcomer would (bash and curl, against the built service on
@@ -14,7 +21,7 @@ const hasCurl = spawnSync('curl', ['--version']).status === 0
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
 const section = readme.slice(
   readme.indexOf('## A first walk through'),
-  readme.indexOf('What the headers mean'),
+  readme.indexOf('## Events and webhooks'),
 )
 const script = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]).join('\n')
 
@@ -76,3 +83,53 @@ test.skipIf(!hasCurl)('the walk through prints what its comments show', () => {
     }
   })
 })
+
+/**
+ * The README's "Events and webhooks" section, run as written: its receiver saved as receiver.mjs, then its
+ * sh block (a key, the endpoint subscribed, the receiver started with the secret, a pet created) against a
+ * service started with PETSTORE_WEBHOOKS_ALLOW_PRIVATE=1. The receiver must print the event it verified,
+ * as the block's comment shows. Only the addresses change: the service's port and a free one for 4000.
+ */
+test.skipIf(!hasCurl)(
+  'the webhook section runs as written: the receiver prints the verified event',
+  async () => {
+    const webhooks = readme.slice(readme.indexOf('## Events and webhooks'), readme.indexOf('## Commands'))
+    const receiverCode = /```js\n([\s\S]*?)```/.exec(webhooks)?.[1] ?? ''
+    const commands = /```sh\n([\s\S]*?)```/.exec(webhooks)?.[1] ?? ''
+    const shown = [...commands.matchAll(/^# (?!\d+\. )(.*)$/gm)].map((match) => match[1] ?? '')
+    expect(shown).toHaveLength(1)
+    // Inside the project, so that `import 'standardwebhooks'` resolves as it does in this folder.
+    const folder = mkdtempSync(join(ROOT, 'node_modules', '.readme-webhooks-'))
+    const env = {
+      DATABASE_URL: `sqlite:${join(dir, 'webhooks.sqlite')}`,
+      LOG_LEVEL: 'warn',
+      PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
+    }
+    const hooked = await spawnService(env)
+    try {
+      await waitUntilHealthy(hooked)
+      writeFileSync(join(folder, 'receiver.mjs'), receiverCode)
+      const port = String(await freePort())
+      const run = commands
+        .replace('BASE=http://127.0.0.1:8080/v1', `BASE=http://127.0.0.1:${hooked.port}/v1`)
+        .replaceAll('127.0.0.1:4000', `127.0.0.1:${port}`)
+        .replace('RECEIVER_PORT=4000', `RECEIVER_PORT=${port}`)
+        .replace('node receiver.mjs', `node ${join(folder, 'receiver.mjs')}`)
+      expect(run).not.toContain('4000')
+      const output = execFileSync('bash', ['-euo', 'pipefail', '-c', run], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, DATABASE_URL: env.DATABASE_URL },
+        encoding: 'utf8',
+      })
+      const lines = output.split('\n')
+      for (const line of shown)
+        expect(
+          lines.some((printed) => pattern(line).test(printed)),
+          output,
+        ).toBe(true)
+    } finally {
+      await killService(hooked)
+      rmSync(folder, { recursive: true, force: true })
+    }
+  },
+)
