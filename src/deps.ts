@@ -68,7 +68,7 @@ export interface DepsOptions {
   resolve?: Resolve
 }
 
-const PURGE_INTERVAL_MS = 10 * 60 * 1000
+export const PURGE_INTERVAL_MS = 10 * 60 * 1000
 /** /readyz answers within this, whatever the database does (CONTRACT §13). */
 const READY_TIMEOUT_MS = 1000
 

@@ -32,8 +32,8 @@ export const isBusy = (error: unknown) =>
   /^SQLITE_(BUSY|LOCKED)/.test(String((error as { code?: unknown })?.code))
 
 /** First and longest pause between two attempts to take SQLite's write lock. */
-const FIRST_PAUSE_MS = 2
-const LONGEST_PAUSE_MS = 50
+export const FIRST_PAUSE_MS = 2
+export const LONGEST_PAUSE_MS = 50
 
 /**
  * Runs `attempt` until it does not fail with `SQLITE_BUSY`, pausing between attempts on timers (never

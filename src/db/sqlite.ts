@@ -18,7 +18,7 @@ export interface SqliteOptions {
 }
 
 /** A read waits at most this long, synchronously, for a lock (in WAL mode only a recovery takes one). */
-const READ_BUSY_TIMEOUT_MS = 20
+export const READ_BUSY_TIMEOUT_MS = 20
 
 /** Most distinct SQL texts kept prepared; queries are parameterised, so the real set is small. */
 const STATEMENT_CACHE_SIZE = 200

@@ -28,11 +28,11 @@ export interface MemoryStore extends RateLimitStore {
 }
 
 /** Default cap: about 20 MB of state, far above any one instance's distinct callers in a day. */
-const DEFAULT_MAX_SUBJECTS = 100_000
+export const DEFAULT_MAX_SUBJECTS = 100_000
 /** Expired entries looked at per request: amortised clean-up, no timer. */
 const SWEEP_PER_REQUEST = 2
 /** Least recently seen entries considered when one must go. */
-const EVICTION_CANDIDATES = 64
+export const EVICTION_CANDIDATES = 64
 
 /**
  * The in-process store: synchronous, no I/O, no timers. Memory is bounded: the Map is kept in
