@@ -1,5 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -102,6 +104,30 @@ test('a collector that is down: every request answers, and the spans it could no
     return Number(match?.[1] ?? 0)
   }
   await expect.poll(dropped, { timeout: 15_000, interval: 200 }).toBeGreaterThan(0)
+})
+
+test('a collector that takes the connection and never answers: the queue fills, its drops are counted', async () => {
+  const hung = createServer(() => {})
+  await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve))
+  try {
+    const { service, listPets } = await serve({
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(hung.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
+      OTEL_BSP_MAX_QUEUE_SIZE: '4',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2',
+    })
+    const dropped = async () => {
+      // Requests keep coming: the batch processor reports its drops when a span next finds room.
+      for (let index = 0; index < 10; index++) expect((await listPets()).status).toBe(200)
+      const metrics = await get(service.port, '/metrics')
+      const match = /petstore_trace_spans_dropped_total\{reason="queue_full"\} (\d+)/.exec(metrics.body)
+      return Number(match?.[1] ?? 0)
+    }
+    await expect.poll(dropped, { timeout: 20_000, interval: 300 }).toBeGreaterThan(0)
+  } finally {
+    hung.closeAllConnections()
+    hung.close()
+  }
 })
 
 test('with tracing off no OpenTelemetry SDK module is loaded, and none is asked for', async () => {
