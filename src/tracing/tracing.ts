@@ -153,9 +153,10 @@ export function currentTraceParent(): string | null {
   return carrier.traceparent ?? null
 }
 
-/** A link to the span a kept `traceparent` names (none for null or a malformed one). */
+/** A link to the span a kept `traceparent` names (none for null or a malformed one, none when off). */
 export function linksTo(traceParents: readonly (string | null | undefined)[]): Link[] {
   const links: Link[] = []
+  if (!tracer) return links
   for (const traceparent of traceParents) {
     if (!traceparent) continue
     const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }))
