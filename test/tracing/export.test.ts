@@ -49,8 +49,10 @@ async function serve(env: Record<string, string>) {
   const service = await spawnService(full)
   services.push(service)
   await waitUntilHealthy(service)
-  const listPets = () =>
-    fetch(`http://127.0.0.1:${service.port}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })
+  const listPets = (headers: Record<string, string> = {}) =>
+    fetch(`http://127.0.0.1:${service.port}/v1/pets`, {
+      headers: { authorization: `Bearer ${key}`, ...headers },
+    })
   return { service, listPets }
 }
 
@@ -89,6 +91,26 @@ test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone turns tracing on; OTEL_SDK_DISABL
   } finally {
     await other.close()
   }
+})
+
+test('the sampler follows a caller that sampled, and keeps none of its own at a ratio of 0', async () => {
+  receiver = await startOtlpReceiver()
+  const { service, listPets } = await serve({
+    LOG_LEVEL: 'info',
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0',
+  })
+  // First a request of its own (not kept at 0), then one whose caller sampled it (kept): once the second
+  // is exported, the first, ended earlier, would have been too.
+  const own = await listPets()
+  const ownLine = await logLine(service, (entry) => entry.reqId === own.headers.get('x-request-id'))
+  expect(ownLine.trace_id).toMatch(/^[0-9a-f]{32}$/)
+  const traceId = '0af7651916cd43dd8448eb211c80319c'
+  await listPets({ traceparent: `00-${traceId}-b7ad6b7169203331-01` })
+  const spans = await receiver.waitFor((all) => all.some((span) => span.traceId === traceId))
+  expect(spans.some((span) => span.traceId === ownLine.trace_id)).toBe(false)
 })
 
 test('a collector that is down: every request answers, and the spans it could not take are counted', async () => {

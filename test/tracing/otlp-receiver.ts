@@ -15,6 +15,8 @@ export interface ReceivedSpan {
   startMs: number
   endMs: number
   service: string | undefined
+  /** Its resource's attributes (service.name, OTEL_RESOURCE_ATTRIBUTES, the host and process). */
+  resource: Record<string, unknown>
 }
 
 /** A real OTLP/HTTP trace receiver on a loopback port, as a collector would be. */
@@ -71,7 +73,8 @@ const attributesOf = (list: KeyValue[] = []) =>
 
 function spansOf(request: ExportRequest): ReceivedSpan[] {
   return (request.resourceSpans ?? []).flatMap((resourceSpans) => {
-    const service = attributesOf(resourceSpans.resource?.attributes)['service.name'] as string | undefined
+    const resource = attributesOf(resourceSpans.resource?.attributes)
+    const service = resource['service.name'] as string | undefined
     return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>
       (scope.spans ?? []).map((span) => ({
         traceId: span.traceId,
@@ -85,6 +88,7 @@ function spansOf(request: ExportRequest): ReceivedSpan[] {
         startMs: Number(BigInt(span.startTimeUnixNano) / 1_000_000n),
         endMs: Number(BigInt(span.endTimeUnixNano) / 1_000_000n),
         service,
+        resource,
       })),
     )
   })

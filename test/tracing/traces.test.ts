@@ -121,6 +121,7 @@ describe('requests', () => {
     expect(span.traceId).toBe(traceId)
     expect(span.parentSpanId).toBe(parent)
     expect(span.service).toBe('petstore')
+    expect(span.resource['deployment.environment.name']).toBe('test')
     expect(span.attributes).toMatchObject({
       'http.request.method': 'GET',
       'http.route': '/v1/pets',
@@ -216,6 +217,8 @@ describe('webhooks', () => {
       body: { url: `http://127.0.0.1:${webhooks.port}/hook`, events: ['pet.created'] },
     })
     expect(subscribed.status).toBe(201)
+    const { id: endpoint } = (await subscribed.json()) as { id: string }
+    const endpointId = Number(endpoint.slice('we_'.length))
     const created = await call('/v1/pets', { method: 'POST', body: { name: 'Announced', categoryId: 1 } })
     const pet = (await created.json()) as { id: number }
     const cause = await serverSpanOf(created)
@@ -239,6 +242,7 @@ describe('webhooks', () => {
       expect.objectContaining({
         'petstore.event.id': eventId,
         'petstore.event.type': 'pet.created',
+        'petstore.webhook.endpoint.id': endpointId,
         'petstore.webhook.attempt': 1,
         'http.response.status_code': 500,
       }),
