@@ -90,7 +90,7 @@ export async function buildApp(
     registerOrderRoutes(api, deps)
     registerWebhookRoutes(api, deps)
     registerEventRoutes(api, deps)
-    registerStandingRoute(api)
+    registerStandingRoute(api, deps.apiKeys)
   })
   await registerPublicScope(app, deps)
   registerHealthRoutes(app, deps)

@@ -106,6 +106,10 @@ describe('rotation', () => {
     expect((await t.deps.apiKeys.listApiKeys()).find((key) => key.id === apiKey.id)?.rotationPending).toBe(
       true,
     )
+    // Both secrets are told when the replaced one stops.
+    const graceEnd = new Date(t.clock.now() + 24 * HOUR).toISOString()
+    expect((await standing(fresh)).json().rotationPendingUntil).toBe(graceEnd)
+    expect((await standing(old)).json().rotationPendingUntil).toBe(graceEnd)
     t.clock.advance(24 * HOUR)
     const refused = await list(old)
     expect(refused.statusCode).toBe(401)
@@ -116,6 +120,7 @@ describe('rotation', () => {
     expect((await t.deps.apiKeys.listApiKeys()).find((key) => key.id === apiKey.id)?.rotationPending).toBe(
       false,
     )
+    expect((await standing(fresh)).json().rotationPendingUntil).toBeNull()
   })
 
   test('with no grace the old secret stops at once; a revoked key cannot be rotated', async () => {
@@ -145,6 +150,7 @@ describe('GET /v1/rate_limit', () => {
         day: { limit: 10_000, remaining: 9_999, reset: expect.any(Number) },
       },
       bannedUntil: null,
+      rotationPendingUntil: null,
     })
     expect(first.headers['x-ratelimit-remaining']).toBe('299')
     expect(first.headers['x-ratelimit-reset']).toBe(String(first.json().limits.minute.reset))

@@ -543,6 +543,8 @@ export interface components {
             };
             /** @description Unix time in seconds at which a ban ends; null when the key is not banned. */
             bannedUntil: number | null;
+            /** @description After `keys rotate`: when the replaced secret stops working (both work until then); null when no rotation is pending. */
+            rotationPendingUntil: string | null;
         };
         /** @description The body of every error response. */
         Error: {

@@ -135,6 +135,17 @@ export function createApiKeyRepository(handle: DbHandle) {
       return new Set(rows.map((row) => row.api_key_id))
     },
 
+    /** When the last rotated secret of the key still inside its grace at `now` stops working; null: none. */
+    async rotationPendingUntil(id: number, now: number): Promise<number | null> {
+      const row = await db
+        .selectFrom('retired_key_secrets')
+        .select((eb) => eb.fn.max('usable_until').as('until'))
+        .where('api_key_id', '=', id)
+        .where('usable_until', '>', now)
+        .executeTakeFirst()
+      return row?.until == null ? null : Number(row.until)
+    },
+
     /** Applies `changes` to the key; undefined when no such key exists. */
     async updateApiKey(id: number, changes: ApiKeyChanges): Promise<ApiKey | undefined> {
       const custom = changes.custom

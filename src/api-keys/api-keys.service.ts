@@ -132,6 +132,8 @@ export function createApiKeyService(deps: { handle: DbHandle; clock: Clock; env:
       ])
       return keys.map((apiKey) => ({ ...apiKey, rotationPending: pending.has(apiKey.id) }))
     },
+    /** When a rotated secret of the key stops working (the rotation is pending until then); null: none. */
+    rotationPendingUntil: (id: number) => repository.rotationPendingUntil(id, clock.now()),
     findApiKey: existing,
     revokeApiKey: (id: number) => repository.revokeApiKey(id, clock.now()),
   }

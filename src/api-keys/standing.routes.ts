@@ -6,6 +6,7 @@ import { callerKeyOf } from '../http/guard.js'
 import { windowsAsSeen } from '../rate-limit/windows.js'
 import { ref } from '../schema-ref.js'
 import { PLANS, type Plan, SCOPES } from './api-keys.plans.js'
+import type { ApiKeyService } from './api-keys.service.js'
 
 const RateLimitWindow = Type.Object(
   {
@@ -31,6 +32,11 @@ export const RateLimitStatus = Type.Object(
     bannedUntil: Type.Union([Type.Integer(), Type.Null()], {
       description: 'Unix time in seconds at which a ban ends; null when the key is not banned.',
     }),
+    rotationPendingUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description:
+        'After `keys rotate`: when the replaced secret stops working (both work until then); null when no ' +
+        'rotation is pending.',
+    }),
   },
   { $id: 'RateLimitStatus', additionalProperties: false },
 )
@@ -49,7 +55,10 @@ declare module '../http/guard.js' {
  * The caller's plan, scope, expiry, windows and ban. The guard looked at the windows without counting
  * this request, and let it through even during a ban (guard.ts), so a client can always ask.
  */
-export function registerStandingRoute(app: FastifyInstance): void {
+export function registerStandingRoute(
+  app: FastifyInstance,
+  apiKeys: Pick<ApiKeyService, 'rotationPendingUntil'>,
+): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/rate_limit',
     {
@@ -82,12 +91,15 @@ export function registerStandingRoute(app: FastifyInstance): void {
         if (!found) throw new Error(`the limiter gave no ${name} window`)
         return { limit: found.limit, remaining: found.remaining, reset: seconds(found.resetAt) }
       }
+      const rotationPendingUntil = await apiKeys.rotationPendingUntil(apiKey.id)
       return {
         plan: apiKey.plan,
         scope: apiKey.scope,
         expiresAt: apiKey.expiresAt === null ? null : new Date(apiKey.expiresAt).toISOString(),
         limits: { minute: window('minute'), day: window('day') },
         bannedUntil: decision?.outcome === 'banned' ? seconds(decision.bannedUntil) : null,
+        rotationPendingUntil:
+          rotationPendingUntil === null ? null : new Date(rotationPendingUntil).toISOString(),
       }
     },
   )
