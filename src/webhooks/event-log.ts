@@ -3,12 +3,12 @@ import type { Db } from '../db/database.js'
 import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
+import { publishEvents } from '../events/events.publisher.js'
 import {
   createEventsRepository,
   type EventRow,
   eventBodyOf,
   eventIdOf,
-  publishEvents,
   seqOfEventId,
 } from '../events/events.repository.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
