@@ -100,6 +100,7 @@ describe('the served OpenAPI document', () => {
       'Redelivery',
       'RedeliveryAccepted',
       'SecretRotation',
+      'TestEventAccepted',
       'Usage',
       'UsageDay',
       'WebhookEndpoint',
@@ -128,6 +129,7 @@ describe('the served OpenAPI document', () => {
       'placeOrder',
       'redeliverEvent',
       'rotateWebhookSecret',
+      'sendTestEvent',
       'updateOrder',
       'updatePet',
       'updateWebhookEndpoint',
@@ -161,6 +163,7 @@ describe('the served OpenAPI document', () => {
       '/webhook_endpoints/{endpointId}',
       '/webhook_endpoints/{endpointId}/deliveries',
       '/webhook_endpoints/{endpointId}/rotate_secret',
+      '/webhook_endpoints/{endpointId}/test',
     ])
     expect(document.servers?.map((server) => new URL(server.url).pathname)).toEqual(['/v1', '/v1', '/v1'])
   })

@@ -2,7 +2,7 @@ import { lockTransaction } from '../db/advisory-lock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { currentTraceParent } from '../tracing/tracing.js'
-import type { EventType } from './events.repository.js'
+import type { EventType, PING } from './events.repository.js'
 
 /** One change, as the service that made it describes it. */
 export interface NewEvent {
@@ -65,6 +65,42 @@ export async function publishEvents(handle: Pick<DbHandle, 'dialect'>, trx: Db):
     published += rows.length
     if (rows.length < PUBLISH_BATCH) return published
   }
+}
+
+/** An event for one endpoint only, the account's: a test event. */
+export interface AddressedEvent {
+  type: typeof PING
+  accountId: number
+  object: object
+  createdAt: number
+}
+
+/**
+ * Writes an event that bypasses the fan-out, in the caller's transaction, and returns its number: it is
+ * numbered at once (on PostgreSQL as a publisher, after what waits in the outbox, so ids still follow
+ * commit order) and written already fanned out, so that no endpoint but the one the caller writes an
+ * attempt for in the same transaction ever gets it. Its `resourceVersion` is 1: it changes nothing.
+ */
+export async function publishAddressedEvent(
+  handle: Pick<DbHandle, 'dialect'>,
+  trx: Db,
+  event: AddressedEvent,
+): Promise<number> {
+  await publishEvents(handle, trx)
+  const row = await trx
+    .insertInto('events')
+    .values({
+      type: event.type,
+      api_key_id: event.accountId,
+      resource_version: 1,
+      object: JSON.stringify(event.object),
+      created_at: event.createdAt,
+      trace_parent: currentTraceParent(),
+      fanned_out: 1,
+    })
+    .returning('seq')
+    .executeTakeFirstOrThrow()
+  return row.seq
 }
 
 export type EventRecorder = ReturnType<typeof createEventRecorder>

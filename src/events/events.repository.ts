@@ -2,7 +2,7 @@ import { type Selectable, sql } from 'kysely'
 import type { Db, EventsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 
-/** Every event type (CONTRACT §14). */
+/** Every type of event a change emits (CONTRACT §14): what endpoints subscribe to. */
 export const EVENT_TYPES = [
   'pet.created',
   'pet.updated',
@@ -14,6 +14,15 @@ export const EVENT_TYPES = [
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
+
+/**
+ * A test event (`POST /v1/webhook_endpoints/{id}/test`): sent to the one endpoint it tests, never fanned
+ * out, and no subscription names it.
+ */
+export const PING = 'ping'
+
+/** Every type an event has in the event log (its `type` filter): the changes' and the test events'. */
+export const LISTED_EVENT_TYPES = [...EVENT_TYPES, PING] as const
 
 export type EventRow = Selectable<EventsTable>
 
