@@ -78,7 +78,8 @@ export interface AddressedEvent {
 /**
  * Writes an event that bypasses the fan-out, in the caller's transaction, and returns its number: it is
  * numbered at once (on PostgreSQL as a publisher, after what waits in the outbox, so ids still follow
- * commit order) and written already fanned out, so that no endpoint but the one the caller writes an
+ * commit order; a caller that took the lock already by `publishEvents` keeps it) and written already
+ * fanned out, so that no endpoint but the one the caller writes an
  * attempt for in the same transaction ever gets it. Its `resourceVersion` is 1: it changes nothing.
  */
 export async function publishAddressedEvent(

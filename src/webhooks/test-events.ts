@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js'
 import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import { publishAddressedEvent } from '../events/events.publisher.js'
+import { publishAddressedEvent, publishEvents } from '../events/events.publisher.js'
 import { eventIdOf, PING } from '../events/events.repository.js'
 import type { Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
 import { webhookTestSubject } from '../rate-limit/subjects.js'
@@ -67,7 +67,9 @@ export function createTestEvents(deps: { handle: DbHandle; clock: Clock; limiter
     usable(await endpoints.find(apiKeyId, id), endpointId)
     await admit(id, endpointId)
     const seq = await handle.write(async (trx) => {
-      // Locked and judged again: a disabling PATCH or a DELETE that commits first leaves nothing pending.
+      // PostgreSQL: the event order's lock, then the endpoint's row, the order a PATCH takes them in; then
+      // judged again, so that a disabling PATCH or a DELETE that committed first leaves nothing pending.
+      await publishEvents(handle, trx)
       const row = usable(await endpoints.lockOwnIn(trx, apiKeyId, id), endpointId)
       const seq = await publishAddressedEvent(handle, trx, {
         type: PING,
