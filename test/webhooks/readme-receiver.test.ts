@@ -78,7 +78,7 @@ it('answers a test event, every time', async () => {
     expect((await t.api(key, 'POST', `/webhook_endpoints/${endpoint.id}/test`)).status).toBe(202)
   }
   const pings = () => stdout.split('\n').filter((line) => line.startsWith('ping '))
-  await expect.poll(pings, { timeout: 5_000 }).toEqual([`ping ${endpoint.id}`, `ping ${endpoint.id}`])
+  await expect.poll(pings, { timeout: 10_000 }).toEqual([`ping ${endpoint.id}`, `ping ${endpoint.id}`])
 })
 
 it('refuses a delivery that was not signed with its secret', async () => {

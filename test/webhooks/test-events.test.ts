@@ -67,7 +67,7 @@ describe('a test event', () => {
     })
     expect(await (await t.api(owner, 'GET', `/events/${eventId}`)).text()).toBe(got?.body)
     await expect
-      .poll(() => deliveriesOf(endpoint.id))
+      .poll(() => deliveriesOf(endpoint.id), { timeout: 10_000 })
       .toEqual([
         expect.objectContaining({ eventId, attempt: 1, status: 'succeeded', httpStatus: 200, error: null }),
       ])
@@ -112,7 +112,7 @@ describe('a test event', () => {
     expect(got.map((request) => request.headers['webhook-id'])).toEqual([eventId, eventId])
     expect(got[1]?.body).toBe(got[0]?.body)
     await expect
-      .poll(() => deliveriesOf(endpoint.id))
+      .poll(() => deliveriesOf(endpoint.id), { timeout: 10_000 })
       .toMatchObject([
         { eventId, attempt: 2, status: 'succeeded', httpStatus: 204 },
         { eventId, attempt: 1, status: 'failed', httpStatus: 500 },
