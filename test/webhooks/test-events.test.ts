@@ -163,6 +163,9 @@ describe('a test event', () => {
     }
     const malformed = await t.api(owner, 'POST', '/webhook_endpoints/abc/test')
     expect(malformed.status).toBe(400)
+    // A ping is asked for, never subscribed to.
+    const url = `http://hooks.test:${tested.port}/in`
+    expect((await t.api(owner, 'POST', '/webhook_endpoints', { url, events: ['ping'] })).status).toBe(400)
     await t.api(owner, 'PATCH', `/webhook_endpoints/${endpoint.id}`, { status: 'disabled' })
     const disabled = await t.api(owner, 'POST', `/webhook_endpoints/${endpoint.id}/test`)
     expect(disabled.status).toBe(409)
