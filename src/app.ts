@@ -5,6 +5,7 @@ import Fastify, {
   LogController,
 } from 'fastify'
 import { RateLimitStatus, registerStandingRoute } from './api-keys/standing.routes.js'
+import { registerUsageRoute, Usage, UsageDay } from './api-keys/usage.routes.js'
 import type { Deps } from './deps.js'
 import { registerAccessLog } from './http/access-log.js'
 import { answerClientError } from './http/client-error.js'
@@ -70,7 +71,15 @@ export async function buildApp(
       connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
     },
   })
-  const sharedSchemas = [...petSchemas, ...orderSchemas, ...webhookSchemas, RateLimitStatus, ErrorBody]
+  const sharedSchemas = [
+    ...petSchemas,
+    ...orderSchemas,
+    ...webhookSchemas,
+    RateLimitStatus,
+    UsageDay,
+    Usage,
+    ErrorBody,
+  ]
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas))
 
@@ -91,6 +100,7 @@ export async function buildApp(
     registerWebhookRoutes(api, deps)
     registerEventRoutes(api, deps)
     registerStandingRoute(api, deps.apiKeys)
+    registerUsageRoute(api, deps)
   })
   await registerPublicScope(app, deps)
   registerHealthRoutes(app, deps)

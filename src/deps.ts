@@ -27,6 +27,7 @@ import { createEndpointService, type EndpointService } from './webhooks/endpoint
 import { createEventLog, type EventLog } from './webhooks/event-log.js'
 import { createDnsResolve } from './webhooks/resolve.js'
 import { createWebhookRetention } from './webhooks/retention.js'
+import { createTestEvents, type TestEvents } from './webhooks/test-events.js'
 
 /** The object graph the server, the CLI and the tests share. */
 export interface Deps {
@@ -44,6 +45,8 @@ export interface Deps {
   webhookEndpoints: EndpointService
   /** Events as an account reads them, their redelivery, and the attempts log. */
   eventLog: EventLog
+  /** `ping` events sent to one endpoint on its owner's request, at most 10 a minute each. */
+  testEvents: TestEvents
   /** Which webhook URLs may be reached, and how names are resolved (the dispatcher judges them again). */
   addressRules: AddressRules
   /** The guard's port to api-keys (http/ never imports it): a bearer token's principal, or a 401. */
@@ -122,6 +125,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     apiKeys,
     webhookEndpoints: createEndpointService({ handle: database, clock, rules: addressRules }),
     eventLog: createEventLog({ handle: database, clock }),
+    testEvents: createTestEvents({ handle: database, clock, limiter: rateLimitStore }),
     addressRules,
     authenticate: apiKeys.verifyApiKey,
     anonymousLimits: limitsFor('free'),

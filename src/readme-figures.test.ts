@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { expect, it } from 'vitest'
+import { MAX_USAGE_DAYS } from './api-keys/usage.routes.js'
 import { FIRST_PAUSE_MS, LONGEST_PAUSE_MS } from './db/deadline.js'
 import { READ_BUSY_TIMEOUT_MS } from './db/sqlite.js'
 import { PURGE_INTERVAL_MS } from './deps.js'
@@ -15,6 +16,7 @@ const readme = (folder: string) =>
 const n = (value: number) => value.toLocaleString('en')
 
 it.each([
+  ['api-keys', 'the days of GET /v1/usage', `newest day first, 1 to ${MAX_USAGE_DAYS} days`],
   ['db', 'the write retry pauses', `(${FIRST_PAUSE_MS} ms doubling to ${LONGEST_PAUSE_MS} ms)`],
   ['db', 'the read busy wait', `(${READ_BUSY_TIMEOUT_MS} ms busy wait at most`],
   ['idempotency', 'the retention', `kept ${IDEMPOTENCY_TTL_MS / 3_600_000} hours`],

@@ -99,6 +99,7 @@ async function scenario(key: string, freeKey: string): Promise<void> {
   await send('getPet 404', '/pets/999999', { headers: auth })
   await send('listPets 401', '/pets', { headers: { authorization: `Bearer ps_live_${'A'.repeat(32)}` } })
   await send('getPet 401', '/pets/1', { headers: { authorization: 'Bearer not-a-key' } })
+  await send('getUsage', '/usage?days=3', { headers: auth })
   // A Free key past its 60 a minute: 429 rate_limited, then key_banned.
   for (let i = 0; i < 75; i++)
     await send('listPets (Free)', '/pets?limit=1', { headers: { authorization: `Bearer ${freeKey}` } })

@@ -100,6 +100,9 @@ describe('the served OpenAPI document', () => {
       'Redelivery',
       'RedeliveryAccepted',
       'SecretRotation',
+      'TestEventAccepted',
+      'Usage',
+      'UsageDay',
       'WebhookEndpoint',
       'WebhookEndpointPatch',
       'WebhookEndpointWithSecret',
@@ -116,6 +119,7 @@ describe('the served OpenAPI document', () => {
       'getOrder',
       'getPet',
       'getRateLimit',
+      'getUsage',
       'getWebhookEndpoint',
       'listEvents',
       'listOrders',
@@ -125,6 +129,7 @@ describe('the served OpenAPI document', () => {
       'placeOrder',
       'redeliverEvent',
       'rotateWebhookSecret',
+      'sendTestEvent',
       'updateOrder',
       'updatePet',
       'updateWebhookEndpoint',
@@ -132,8 +137,8 @@ describe('the served OpenAPI document', () => {
     expect(document.paths['/pets/{petId}']?.get?.deprecated).toBe(true)
     expect(document.paths['/pets/{petId}']?.get?.['x-stability']).toBe('deprecated')
     expect(document.paths['/pets']?.get?.deprecated).toBeUndefined()
-    // Every operation of CONTRACT §11 and §14 is marked experimental.
-    const experimental = /^\/(store|webhook_endpoints|events)(\/|$)/
+    // Every operation of CONTRACT §11 and §14, and GET /usage (§10, round 4), is marked experimental.
+    const experimental = /^\/(store|webhook_endpoints|events|usage)(\/|$)/
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {
         if (!experimental.test(path) && method !== 'patch' && method !== 'delete') continue
@@ -153,10 +158,12 @@ describe('the served OpenAPI document', () => {
       '/store/inventory',
       '/store/orders',
       '/store/orders/{orderId}',
+      '/usage',
       '/webhook_endpoints',
       '/webhook_endpoints/{endpointId}',
       '/webhook_endpoints/{endpointId}/deliveries',
       '/webhook_endpoints/{endpointId}/rotate_secret',
+      '/webhook_endpoints/{endpointId}/test',
     ])
     expect(document.servers?.map((server) => new URL(server.url).pathname)).toEqual(['/v1', '/v1', '/v1'])
   })

@@ -10,6 +10,7 @@ import type {
   PetPatch,
   PetStatus,
   RateLimitStatus,
+  UsageDay,
 } from './models.js'
 import {
   type CreatePetOptions,
@@ -43,6 +44,11 @@ export interface AllPetsOptions extends RequestOptions {
   limit?: number
 }
 
+export interface UsageOptions extends RequestOptions {
+  /** How many UTC days, today included: 1 to 90; the service's default is 30. */
+  days?: number
+}
+
 export interface PetstoreClient {
   /**
    * One page of pets in ascending id order.
@@ -72,6 +78,14 @@ export interface PetstoreClient {
    * @example const { limits } = await client.getRateLimit(); console.log(limits.day.remaining)
    */
   getRateLimit(options?: RequestOptions): Promise<RateLimitStatus>
+  /**
+   * Experimental: the account's requests per UTC day by status class, newest day first, every day of the
+   * range present. Counted like any request; the service adds its counts every few seconds, so the last
+   * ones may be missing.
+   *
+   * @example const [today] = await client.usage({ days: 7 }); console.log(today?.['429'])
+   */
+  usage(options?: UsageOptions): Promise<UsageDay[]>
   /**
    * Experimental: changes a pet. With `ifMatch` (the `ETag` of the pet as you read it) the service
    * refuses with 412 `precondition_failed` if it changed meanwhile.
@@ -159,6 +173,13 @@ async function getRateLimit(context: Context, options: RequestOptions = {}): Pro
   return (await response.json()) as RateLimitStatus
 }
 
+async function usage(context: Context, options: UsageOptions = {}): Promise<UsageDay[]> {
+  const { days, ...call } = options
+  const path = days === undefined ? '/usage' : `/usage?days=${encodeURIComponent(String(days))}`
+  const response = await context.transport.send({ method: 'GET', path }, call)
+  return (await response.json()) as UsageDay[]
+}
+
 async function* allPets(context: Context, options: AllPetsOptions = {}): AsyncGenerator<Pet> {
   const { status, limit = WALK_PAGE_SIZE, ...call } = options
   let cursor: string | undefined
@@ -190,6 +211,7 @@ export function createPetstoreClient(options: PetstoreClientOptions): PetstoreCl
     createPet: (newPet, options) => createPet(context, newPet, options),
     getPet: (id, options) => getPet(context, id, options),
     getRateLimit: (options) => getRateLimit(context, options),
+    usage: (options) => usage(context, options),
     updatePet: async (id, patch, options = {}) => {
       const { ifMatch, ...call } = options
       const headers = ifMatch === undefined ? undefined : { 'if-match': ifMatch }

@@ -4,6 +4,7 @@ export {
   type ListPetsOptions,
   type PetPage,
   type PetstoreClient,
+  type UsageOptions,
 } from './client.js'
 export type { PetstoreWarning } from './deprecation.js'
 export { PetstoreError, type PetstoreErrorCode } from './errors.js'
@@ -20,6 +21,7 @@ export type {
   PetstoreEvent,
   RateLimitStatus,
   ServiceErrorCode,
+  UsageDay,
   WebhookEndpoint,
   WebhookEndpointPatch,
   WebhookEndpointWithSecret,

@@ -26,6 +26,9 @@ export type GetPetBody = operations['getPet']['responses'][200]['content']['appl
 /** The caller's standing: plan, scope, expiry, both rate-limit windows and any ban (GET /rate_limit). */
 export type RateLimitStatus = components['schemas']['RateLimitStatus']
 
+/** Experimental: one UTC day of the account's requests by status class (`2xx`, `4xx`, `429`, `5xx`). */
+export type UsageDay = components['schemas']['UsageDay']
+
 /** Experimental (CONTRACT §11): a JSON merge patch of a pet; `status: null` removes the status. */
 export type PetPatch = components['schemas']['PetPatch']
 

@@ -197,6 +197,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook_endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint (experimental)
+         * @description A `ping` event (`data.object` is `{endpointId}`) for this endpoint only, whatever it subscribes to, signed, retried and logged like any delivery; only the calling account sees it in the event log. Needs a `write` key and an enabled endpoint; an endpoint takes at most 10 test events a minute.
+         */
+        post: operations["sendTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook_endpoints/{endpointId}/deliveries": {
         parameters: {
             query?: never;
@@ -289,6 +309,26 @@ export interface paths {
          * @description Not counted against the limits, and answered even while the key is banned. The `X-RateLimit-*` headers describe the same numbers.
          */
         get: operations["getRateLimit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling account's requests per day (experimental)
+         * @description Requests per UTC day by status class (`429` apart from the other `4xx`), today first, every day of the range present. Every request of the account counts, whichever of its secrets sent it, calls to this operation too. Each instance adds what it counted every 5 seconds, so the numbers may lag the traffic (by at most a minute). A `read` key is enough.
+         */
+        get: operations["getUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -463,22 +503,28 @@ export interface components {
              */
             graceSeconds: number;
         };
-        /** @description A change of a pet or an order. */
+        /** @description A change of a pet or an order, or a test event (`ping`). */
         Event: {
             /** @description The event, `evt_…`: ids sort as text in commit order. */
             id: string;
-            /** @enum {string} */
-            type: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled";
+            /**
+             * @description What changed; `ping` is a test event, sent to the one endpoint it tests.
+             * @enum {string}
+             */
+            type: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "ping";
             /**
              * Format: date-time
-             * @description When the change committed.
+             * @description When the change committed (a `ping`: when it was sent).
              */
             createdAt: string;
-            /** @description Grows with every change of this pet or order: drop an event older than one you have. */
+            /** @description Grows with every change of this pet or order: drop an event older than one you have. Always 1 for a `ping`. */
             resourceVersion: number;
             data: {
-                /** @description The Pet or Order right after the change. */
-                object: components["schemas"]["Pet"] | components["schemas"]["Order"];
+                /** @description The Pet or Order right after the change; for a `ping`, `{endpointId}`. */
+                object: components["schemas"]["Pet"] | components["schemas"]["Order"] | {
+                    /** @description The endpoint, `we_…`. */
+                    endpointId: string;
+                };
             };
         };
         /** @description Events in commit order. */
@@ -493,6 +539,11 @@ export interface components {
             /** @description The event, `evt_…`: ids sort as text in commit order. */
             eventId: string;
             endpointIds: string[];
+        };
+        /** @description The `ping` event on its way to the endpoint. */
+        TestEventAccepted: {
+            /** @description The event, `evt_…`: ids sort as text in commit order. */
+            eventId: string;
         };
         /** @description One attempt to deliver an event. */
         DeliveryAttempt: {
@@ -546,6 +597,24 @@ export interface components {
             /** @description After `keys rotate`: when the replaced secret stops working (both work until then); null when no rotation is pending. */
             rotationPendingUntil: string | null;
         };
+        /** @description One UTC day of the account's requests. */
+        UsageDay: {
+            /** @description Requests refused by the rate limits (429). */
+            429: number;
+            /**
+             * Format: date
+             * @description The UTC day, `YYYY-MM-DD`.
+             */
+            day: string;
+            /** @description Requests answered 1xx, 2xx or 3xx. */
+            "2xx": number;
+            /** @description Requests answered 4xx, except 429. */
+            "4xx": number;
+            /** @description Requests answered 5xx. */
+            "5xx": number;
+        };
+        /** @description Every day of the range, newest first, days without requests as zeros. */
+        Usage: components["schemas"]["UsageDay"][];
         /** @description The body of every error response. */
         Error: {
             /**
@@ -4395,6 +4464,253 @@ export interface operations {
             };
         };
     };
+    sendTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint, `we_…`. */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The `ping` is on its way: its deliveries are in the log. */
+            202: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestEventAccepted"];
+                };
+            };
+            /** @description Error: `invalid_request`: a parameter or the body breaks the rules; the message names it. */
+            400: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret whose grace period ended (the message says which). */
+            401: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `insufficient_scope`: this key has the `read` scope (GET and HEAD only); the request still counts against its limits. */
+            403: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description `Bearer error="insufficient_scope"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found`: the calling account has no endpoint with this id (another account's is not told apart). */
+            404: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `conflict`: the endpoint is disabled. */
+            409: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers), or the endpoint had 10 test events this minute; `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
+            429: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Whole seconds until a request can be admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `internal_error`: unexpected; the body never carries internals. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unavailable`: the database cannot be reached; retry after the given delay. */
+            503: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listWebhookDeliveries: {
         parameters: {
             query?: {
@@ -4600,7 +4916,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                type?: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled";
+                type?: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "ping";
                 limit?: number;
                 /** @description Opaque position of the next page, taken from the `Link: rel="next"` header. */
                 cursor?: string;
@@ -5111,7 +5427,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: `conflict`: the endpoint named is disabled, or none of the account's enabled endpoints subscribes to the event. */
+            /** @description Error: `conflict`: the endpoint named is disabled, or none of the account's enabled endpoints subscribes to the event, or a `ping` is sent again to an endpoint other than the one it tests. */
             409: {
                 headers: {
                     /** @description Identifies the request; the one the client sent, if sane. */
@@ -5299,6 +5615,176 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RateLimitStatus"];
+                };
+            };
+            /** @description Error: `unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret whose grace period ended (the message says which). */
+            401: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
+            429: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Whole seconds until a request can be admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `internal_error`: unexpected; the body never carries internals. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unavailable`: the database cannot be reached; retry after the given delay. */
+            503: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description How many UTC days, today included. */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The days, newest first. */
+            200: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description Error: `invalid_request`: a parameter or the body breaks the rules; the message names it. */
+            400: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error: `unauthorized`: missing, malformed, unknown, revoked, expired or other-environment API key, or a rotated secret whose grace period ended (the message says which). */

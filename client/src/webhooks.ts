@@ -44,6 +44,13 @@ export interface WebhooksClient {
   getEvent(id: string, options?: RequestOptions): Promise<PetstoreEvent>
   /** A new series of attempts, same `webhook-id`, to one endpoint or every subscribed one. */
   redeliver(eventId: string, endpointId?: string, options?: RequestOptions): Promise<string[]>
+  /**
+   * Sends a `ping` event to this endpoint only (at most 10 a minute per endpoint); the event's id, which its
+   * deliveries carry as `webhook-id` and the delivery log lists.
+   *
+   * @example const eventId = await client.webhooks.sendTestEvent('we_12')
+   */
+  sendTestEvent(endpointId: string, options?: RequestOptions): Promise<string>
 }
 
 function pathWith(path: string, query: Record<string, string | number | undefined>): string {
@@ -90,6 +97,13 @@ export function createWebhooksClient(transport: Transport): WebhooksClient {
         options,
       )
       return accepted.endpointIds
+    },
+    sendTestEvent: async (endpointId, options = {}) => {
+      const sent = await json<{ eventId: string }>(
+        { method: 'POST', path: `${one(endpointId)}/test` },
+        options,
+      )
+      return sent.eventId
     },
   }
 }

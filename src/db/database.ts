@@ -83,7 +83,7 @@ export interface PetStatusCountsTable {
 
 /** The outbox (CONTRACT §14): one row per committed change, written in the change's transaction. */
 export interface EventsTable {
-  /** Publication order: on PostgreSQL one publisher at a time numbers events (events.repository.ts). */
+  /** Publication order: on PostgreSQL one publisher at a time numbers events (events.publisher.ts). */
   seq: Generated<number>
   type: string
   /** The account an `order.*` event belongs to; null: every account sees it (`pet.*`). */
@@ -162,7 +162,7 @@ export interface WebhookAttemptsTable {
 
 /**
  * PostgreSQL: events as their changes committed them, in no order, until a publisher numbers them into
- * `events` (events/events.repository.ts). Always empty on SQLite, whose one writer numbers them at once.
+ * `events` (events/events.publisher.ts). Always empty on SQLite, whose one writer numbers them at once.
  */
 export interface EventOutboxTable {
   id: Generated<number>

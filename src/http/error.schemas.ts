@@ -110,6 +110,35 @@ export const INSUFFICIENT_SCOPE = errorResponse(
   { 'WWW-Authenticate': { type: 'string', description: '`Bearer error="insufficient_scope"`.' } },
 )
 
+const KEY_RATE_LIMITED: ErrorCase = {
+  when:
+    'a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP ' +
+    'with the Free numbers)',
+  message: 'per-minute limit of 60 requests reached; retry in 12 seconds',
+}
+
+/**
+ * The 429 of the rate limits and bans; an operation with a limit of its own (`ownLimit`) names it among
+ * the reasons of `rate_limited` and shows its message.
+ */
+export function rateLimitedResponse(ownLimit?: ErrorCase) {
+  const rateLimited = ownLimit
+    ? { when: `${KEY_RATE_LIMITED.when}, or ${ownLimit.when}`, message: ownLimit.message }
+    : KEY_RATE_LIMITED
+  return errorResponse(
+    {
+      rate_limited: rateLimited,
+      key_banned: {
+        when: 'requests kept coming after 429s, so the key or IP is refused until the ban ends',
+        message: 'this API key is banned for 840 more seconds for sending requests after being rate limited',
+      },
+    },
+    {
+      'Retry-After': { type: 'integer', description: 'Whole seconds until a request can be admitted again.' },
+    },
+  )
+}
+
 export const COMMON_ERRORS = {
   401: errorResponse(
     {
@@ -122,23 +151,7 @@ export const COMMON_ERRORS = {
     },
     { 'WWW-Authenticate': { type: 'string', description: 'Bearer challenge.' } },
   ),
-  429: errorResponse(
-    {
-      rate_limited: {
-        when:
-          'a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP ' +
-          'with the Free numbers)',
-        message: 'per-minute limit of 60 requests reached; retry in 12 seconds',
-      },
-      key_banned: {
-        when: 'requests kept coming after 429s, so the key or IP is refused until the ban ends',
-        message: 'this API key is banned for 840 more seconds for sending requests after being rate limited',
-      },
-    },
-    {
-      'Retry-After': { type: 'integer', description: 'Whole seconds until a request can be admitted again.' },
-    },
-  ),
+  429: rateLimitedResponse(),
   500: errorResponse({
     internal_error: {
       when: 'unexpected; the body never carries internals',

@@ -4,10 +4,10 @@ import type { Clock } from '../clock.js'
 import { AppError } from '../errors.js'
 import type { Decision, Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
 import { ipSubject, keySubject } from '../rate-limit/subjects.js'
+import { retryAfterOf } from '../rate-limit/windows.js'
 import { annotate, tracingEnabled } from '../tracing/tracing.js'
 import { countHeader } from './header-lines.js'
 import type { Metrics } from './metrics.js'
-import { retryAfterOf } from './reply.js'
 import { malformedTargetError } from './request-target.js'
 
 /**

@@ -41,7 +41,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
       tags: [
         { name: 'pets', description: 'The animals of the store.' },
-        { name: 'account', description: "The calling key's own standing." },
+        { name: 'account', description: "The calling key's own standing and its account's usage." },
         { name: 'store', description: 'Orders and the inventory (experimental).' },
         {
           name: 'webhooks',

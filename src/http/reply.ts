@@ -36,11 +36,6 @@ export function registerApiHeaders(scope: FastifyInstance, clock: Clock): void {
 
 const seconds = (ms: number) => Math.ceil(ms / 1000)
 
-/** `Retry-After` of a refusal: whole seconds (RFC 9110 delta-seconds), at least 1. */
-export function retryAfterOf(decision: { retryAfterMs: number }): string {
-  return String(Math.max(1, seconds(decision.retryAfterMs)))
-}
-
 /**
  * X-RateLimit-* for the binding window as the client may use it (during a ban nothing remains until the
  * ban ends: `windowsAsSeen`), plus the IETF draft's RateLimit-Policy (both windows) and RateLimit (the

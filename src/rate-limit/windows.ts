@@ -57,3 +57,8 @@ export function windowsAsSeen(decision: Decision): WindowState[] {
     resetAt: window.remaining === 0 ? Math.max(window.resetAt, bannedUntil) : bannedUntil,
   }))
 }
+
+/** `Retry-After` of a refusal: whole seconds (RFC 9110 delta-seconds), at least 1. */
+export function retryAfterOf(decision: { retryAfterMs: number }): string {
+  return String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)))
+}

@@ -137,6 +137,15 @@ export function createEndpointsRepository(handle: DbHandle) {
     },
     findIn: (trx: Db, apiKeyId: number, id: number) =>
       own(trx, apiKeyId).where('id', '=', id).executeTakeFirst(),
+    /**
+     * The account's live endpoint, its row locked to the end of `trx` on PostgreSQL (SQLite has one writer
+     * at a time): a disabling PATCH or a DELETE then waits for the attempts written after this, or commits
+     * first and is seen.
+     */
+    lockOwnIn(trx: Db, apiKeyId: number, id: number) {
+      const query = own(trx, apiKeyId).where('id', '=', id)
+      return (handle.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
+    },
     /** Keyset page of the account's endpoints after `afterId`, ascending. */
     page: (apiKeyId: number, afterId: number, limit: number) => page(apiKeyId, afterId, limit),
     /** The account's live endpoints (the cap counts them). */

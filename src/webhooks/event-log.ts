@@ -3,12 +3,13 @@ import type { Db } from '../db/database.js'
 import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
+import { publishEvents } from '../events/events.publisher.js'
 import {
   createEventsRepository,
   type EventRow,
   eventBodyOf,
   eventIdOf,
-  publishEvents,
+  PING,
   seqOfEventId,
 } from '../events/events.repository.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
@@ -73,13 +74,24 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
     return ids
   }
 
-  /** A new series of attempts of the event (same `webhook-id`), due now. */
+  /**
+   * A new series of attempts of the event (same `webhook-id`), due now. A `ping` goes again to the endpoint
+   * it tests, and only there: naming another endpoint is a 409.
+   */
   async function redeliver(apiKeyId: number, eventId: string, endpointId?: string) {
     const event = await eventRow(apiKeyId, eventId)
+    const tested =
+      event.type === PING ? (JSON.parse(event.object) as { endpointId: string }).endpointId : undefined
+    if (tested !== undefined && endpointId !== undefined && endpointId !== tested) {
+      throw new AppError(
+        'conflict',
+        `${eventId} is a test event of ${tested}: it can be sent to ${tested} only`,
+      )
+    }
     const targets = await handle.write(async (trx) => {
       // Due on the database's clock, as every lease and retry is (not this host's).
       const now = await databaseNow(handle, trx)
-      const ids = await targetsOf(trx, apiKeyId, event.type, endpointId)
+      const ids = await targetsOf(trx, apiKeyId, event.type, endpointId ?? tested)
       const first = (id: number) => ({ eventSeq: event.seq, endpointId: id, attempt: 1, dueAt: now })
       await attempts.schedule(
         trx,

@@ -9,6 +9,7 @@ import { OPEN_CIRCUIT_CAP, QUEUE_SIZE } from './lanes.js'
 import { MAX_TTL_S, RESOLVE_DEADLINE_MS } from './resolve.js'
 import { PURGE_BATCH } from './retention.js'
 import { CIRCUIT_OPENS_AFTER } from './schedule.js'
+import { TEST_EVENTS_PER_MINUTE } from './test-events.js'
 
 /** The README's prose, its lines joined (a phrase may be wrapped). */
 const readme = readFileSync(new URL('README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
@@ -30,6 +31,7 @@ it.each([
   ['an idle lane', `nothing to send for a ${LINGER_MS === 1000 ? 'second' : `${LINGER_MS} ms`} is let go`],
   ['the steps', `every ${POLL_MS} ms (every ${BUSY_MS} ms while busy)`],
   ['the circuit', `from ${CIRCUIT_OPENS_AFTER} the circuit is open`],
+  ['test events', `at most ${TEST_EVENTS_PER_MINUTE} test events a minute`],
   [
     'one account’s share',
     `holds at most ${MAX_ENDPOINTS_PER_ACCOUNT * MAX_IN_FLIGHT_PER_ENDPOINT} of an instance's ${n(MAX_IN_FLIGHT)} sockets`,

@@ -7,13 +7,16 @@ import {
   INSUFFICIENT_SCOPE,
   invalidRequest,
   NEXT_PAGE_LINK,
+  rateLimitedResponse,
 } from '../http/error.schemas.js'
 import { ref } from '../schema-ref.js'
+import { TEST_EVENTS_PER_MINUTE } from './test-events.js'
 import {
   DeliveryAttempts,
   Event,
   Events,
   RedeliveryAccepted,
+  TestEventAccepted,
   WebhookEndpoint,
   WebhookEndpoints,
   WebhookEndpointWithSecret,
@@ -98,6 +101,24 @@ export const rotateSecretResponses = {
   ...COMMON_ERRORS,
 }
 
+export const sendTestEventResponses = {
+  202: documented(ref(TestEventAccepted), 'The `ping` is on its way: its deliveries are in the log.'),
+  400: invalidRequest('endpointId must be an endpoint id like we_12'),
+  403: INSUFFICIENT_SCOPE,
+  404: endpointNotFound,
+  409: errorResponse({
+    conflict: {
+      when: 'the endpoint is disabled',
+      message: 'webhook endpoint we_7 is disabled: enable it to send it a test event',
+    },
+  }),
+  ...COMMON_ERRORS,
+  429: rateLimitedResponse({
+    when: `the endpoint had ${TEST_EVENTS_PER_MINUTE} test events this minute`,
+    message: `webhook endpoint we_7 takes at most ${TEST_EVENTS_PER_MINUTE} test events a minute; retry in 23 seconds`,
+  }),
+}
+
 export const listDeliveriesResponses = {
   200: documented(ref(DeliveryAttempts), 'A page of attempts, newest first.', NEXT_PAGE_LINK),
   400: invalidRequest('status must be one of pending, succeeded, failed'),
@@ -125,7 +146,9 @@ export const redeliverResponses = {
   404: eventNotFound,
   409: errorResponse({
     conflict: {
-      when: "the endpoint named is disabled, or none of the account's enabled endpoints subscribes to the event",
+      when:
+        "the endpoint named is disabled, or none of the account's enabled endpoints subscribes to the event, " +
+        'or a `ping` is sent again to an endpoint other than the one it tests',
       message: 'none of your enabled webhook endpoints subscribes to order.placed',
     },
   }),

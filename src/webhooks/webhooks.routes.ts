@@ -7,6 +7,7 @@ import { nextPageLink } from '../pagination/link.js'
 import { ref } from '../schema-ref.js'
 import type { EndpointService } from './endpoints.service.js'
 import type { EventLog } from './event-log.js'
+import { TEST_EVENTS_PER_MINUTE, type TestEvents } from './test-events.js'
 import {
   createEndpointResponses,
   deleteEndpointResponses,
@@ -14,6 +15,7 @@ import {
   listDeliveriesResponses,
   listEndpointsResponses,
   rotateSecretResponses,
+  sendTestEventResponses,
   updateEndpointResponses,
 } from './webhooks.responses.js'
 import {
@@ -36,9 +38,9 @@ export function emptyBodyAsObject(request: FastifyRequest, _reply: unknown, done
 /** Webhook endpoints and their delivery log (CONTRACT §14, experimental). */
 export function registerWebhookRoutes(
   app: FastifyInstance,
-  deps: { webhookEndpoints: EndpointService; eventLog: EventLog; config: Config },
+  deps: { webhookEndpoints: EndpointService; eventLog: EventLog; testEvents: TestEvents; config: Config },
 ): void {
-  const { webhookEndpoints: endpoints, eventLog, config } = deps
+  const { webhookEndpoints: endpoints, eventLog, testEvents, config } = deps
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
 
   api.post(
@@ -159,6 +161,28 @@ export function registerWebhookRoutes(
         request.params.endpointId,
         request.body?.graceSeconds ?? 86_400,
       ),
+  )
+
+  api.post(
+    '/webhook_endpoints/:endpointId/test',
+    {
+      schema: {
+        operationId: 'sendTestEvent',
+        summary: 'Send a test event to a webhook endpoint (experimental)',
+        description:
+          'A `ping` event (`data.object` is `{endpointId}`) for this endpoint only, whatever it subscribes to, ' +
+          'signed, retried and logged like any delivery; only the calling account sees it in the event log. ' +
+          'Needs a `write` key and an enabled endpoint; an endpoint takes at most ' +
+          `${TEST_EVENTS_PER_MINUTE} test events a minute.`,
+        ...experimental,
+        params: EndpointParams,
+        response: sendTestEventResponses,
+      },
+    },
+    async (request, reply) => {
+      const eventId = await testEvents.send(callerKeyOf(request).id, request.params.endpointId)
+      return reply.code(202).send({ eventId })
+    },
   )
 
   api.get(

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox'
-import { EVENT_TYPES } from '../events/events.repository.js'
+import { EVENT_TYPES, LISTED_EVENT_TYPES } from '../events/events.repository.js'
 import { Order } from '../orders/orders.schemas.js'
 import { CursorQuery } from '../pagination/keyset.js'
 import { Pet } from '../pets/pets.schemas.js'
@@ -109,25 +109,44 @@ export const SecretRotation = Type.Object(
   { $id: 'SecretRotation', additionalProperties: false, description: 'Request body of a secret rotation.' },
 )
 
+const EventType = Type.Enum([...LISTED_EVENT_TYPES], {
+  type: 'string',
+  description: 'What changed; `ping` is a test event, sent to the one endpoint it tests.',
+})
+
+const PingObject = Type.Object(
+  { endpointId: EndpointId },
+  { additionalProperties: false, description: 'A `ping`: the endpoint it was sent to.' },
+)
+
 export const Event = Type.Object(
   {
     id: EventId,
-    type: Type.Enum([...EVENT_TYPES], { type: 'string' }),
-    createdAt: Type.String({ format: 'date-time', description: 'When the change committed.' }),
+    type: EventType,
+    createdAt: Type.String({
+      format: 'date-time',
+      description: 'When the change committed (a `ping`: when it was sent).',
+    }),
     resourceVersion: Type.Integer({
       minimum: 1,
-      description: 'Grows with every change of this pet or order: drop an event older than one you have.',
+      description:
+        'Grows with every change of this pet or order: drop an event older than one you have. Always 1 for ' +
+        'a `ping`.',
     }),
     data: Type.Object(
       {
-        object: Type.Union([ref(Pet), ref(Order)], {
-          description: 'The Pet or Order right after the change.',
+        object: Type.Union([ref(Pet), ref(Order), PingObject], {
+          description: 'The Pet or Order right after the change; for a `ping`, `{endpointId}`.',
         }),
       },
       { additionalProperties: false },
     ),
   },
-  { $id: 'Event', additionalProperties: false, description: 'A change of a pet or an order.' },
+  {
+    $id: 'Event',
+    additionalProperties: false,
+    description: 'A change of a pet or an order, or a test event (`ping`).',
+  },
 )
 
 export const Events = Type.Array(ref(Event), { $id: 'Events', description: 'Events in commit order.' })
@@ -143,6 +162,15 @@ export const RedeliveryAccepted = Type.Object(
     $id: 'RedeliveryAccepted',
     additionalProperties: false,
     description: 'The endpoints a new series goes to.',
+  },
+)
+
+export const TestEventAccepted = Type.Object(
+  { eventId: EventId },
+  {
+    $id: 'TestEventAccepted',
+    additionalProperties: false,
+    description: 'The `ping` event on its way to the endpoint.',
   },
 )
 
@@ -181,7 +209,7 @@ export const ListDeliveriesQuery = Type.Object({
   cursor: Cursor,
 })
 export const ListEventsQuery = Type.Object({
-  type: Type.Optional(Type.Enum([...EVENT_TYPES], { type: 'string' })),
+  type: Type.Optional(Type.Enum([...LISTED_EVENT_TYPES], { type: 'string' })),
   limit: Limit,
   cursor: Cursor,
 })
@@ -203,6 +231,7 @@ export const webhookSchemas = [
   Events,
   Redelivery,
   RedeliveryAccepted,
+  TestEventAccepted,
   DeliveryAttempt,
   DeliveryAttempts,
 ]

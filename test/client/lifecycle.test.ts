@@ -12,7 +12,7 @@ afterAll(() => t.close())
 const clientFor = async () =>
   createPetstoreClient({ baseUrl: t.baseUrl, apiKey: await t.issueKey(), sleep: async () => {} })
 
-it('sells a pet through the store, edits one with If-Match, deletes one, and reads the standing', async () => {
+it('sells a pet through the store, edits one with If-Match, deletes one, and reads the standing and usage', async () => {
   const client = await clientFor()
   const rex = await client.createPet({ name: 'Rex', categoryId: 1, status: 'available' })
   const order = await client.store.placeOrder(rex.id)
@@ -38,4 +38,16 @@ it('sells a pet through the store, edits one with If-Match, deletes one, and rea
 
   const standing = await client.getRateLimit()
   expect(standing).toMatchObject({ plan: 'enterprise', scope: 'write', expiresAt: null, bannedUntil: null })
+
+  await t.deps.usage.flush()
+  const [today, yesterday, ...rest] = await client.usage({ days: 2 })
+  expect(rest).toEqual([])
+  expect(today).toMatchObject({ day: new Date(t.clock.now()).toISOString().slice(0, 10), '429': 0 })
+  expect(today?.['2xx']).toBeGreaterThan(10)
+  expect(today?.['4xx']).toBe(1)
+  expect(yesterday).toMatchObject({ '2xx': 0, '4xx': 0, '429': 0, '5xx': 0 })
+  expect(await client.usage()).toHaveLength(30)
+  const tooLong = await client.usage({ days: 91 }).catch((error: unknown) => error)
+  expect(tooLong).toBeInstanceOf(PetstoreError)
+  expect(tooLong).toMatchObject({ code: 'invalid_request', status: 400 })
 })

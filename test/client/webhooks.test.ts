@@ -15,7 +15,7 @@ afterAll(async () => {
   await receiver.close()
 })
 
-it('subscribes, verifies a delivery, reads the events and the log, and redelivers', async () => {
+it('subscribes, verifies a delivery, reads the events and the log, redelivers and sends a test event', async () => {
   const client = createPetstoreClient({
     baseUrl: `${t.origin}/v1`,
     apiKey: await t.issueKey(),
@@ -43,7 +43,19 @@ it('subscribes, verifies a delivery, reads the events and the log, and redeliver
     verifyWebhook(again?.body ?? '', new Headers(again?.headers as Record<string, string>), other.secret),
   ).toEqual(event)
 
+  const pingId = await client.webhooks.sendTestEvent(endpoint.id)
+  const [, , ping] = await receiver.waitFor(3)
+  expect(ping?.headers['webhook-id']).toBe(pingId)
+  expect(
+    verifyWebhook(ping?.body ?? '', new Headers(ping?.headers as Record<string, string>), other.secret),
+  ).toMatchObject({ id: pingId, type: 'ping', data: { object: { endpointId: endpoint.id } } })
+  expect((await client.webhooks.listEvents({ type: 'ping' })).items.map((listed) => listed.id)).toEqual([
+    pingId,
+  ])
+
   expect((await client.webhooks.updateEndpoint(endpoint.id, { status: 'disabled' })).status).toBe('disabled')
+  const refused = await client.webhooks.sendTestEvent(endpoint.id).catch((error: unknown) => error)
+  expect(refused).toMatchObject({ code: 'conflict', status: 409 })
   expect((await client.webhooks.listEndpoints()).items).toHaveLength(1)
   await client.webhooks.deleteEndpoint(endpoint.id)
   await expect(client.webhooks.getEndpoint(endpoint.id)).rejects.toBeInstanceOf(PetstoreError)

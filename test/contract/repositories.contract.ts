@@ -3,8 +3,11 @@ import { type ApiKeyRepository, createApiKeyRepository } from '../../src/api-key
 import type { Db } from '../../src/db/database.js'
 import type { DbHandle } from '../../src/db/handle.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import { createEventRecorder, publishAddressedEvent } from '../../src/events/events.publisher.js'
+import { createEventsRepository, PING } from '../../src/events/events.repository.js'
 import { createIdempotencyRepository } from '../../src/idempotency/idempotency.repository.js'
 import { createPetRepository, type PetRepository } from '../../src/pets/pets.repository.js'
+import { createEndpointsRepository } from '../../src/webhooks/endpoints.repository.js'
 
 /** A fresh, empty database of one adapter, and how to throw it away. */
 export type DatabaseFactory = () => Promise<{ handle: DbHandle; drop(): Promise<void> }>
@@ -197,6 +200,41 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
         limits: { perMinute: 3, perDay: 4 },
         scope: 'read',
       })
+    })
+
+    test('a test event is numbered after the changes before it, born fanned out, seen by its account only', async () => {
+      const owner = await keys.insertApiKey(key('hash-owner'))
+      const other = await keys.insertApiKey(key('hash-other'))
+      const endpoints = createEndpointsRepository(handle)
+      const fields = { url: 'https://hooks.example/in', events: ['order.*'], description: null }
+      const endpoint = await handle.write((trx) => endpoints.insert(trx, owner.id, fields, 'whsec_x', T0))
+      const change = { type: 'pet.created' as const, accountId: null, resourceVersion: 1, object: { id: 1 } }
+      await handle.write((trx) => createEventRecorder(handle, () => T0).record(trx, [change]))
+      const ping = await handle.write(async (trx) => {
+        // The endpoint's row locked (PostgreSQL) and read as its owner's only, as a test event reads it.
+        expect(await endpoints.lockOwnIn(trx, other.id, endpoint.id)).toBeUndefined()
+        expect(await endpoints.lockOwnIn(trx, owner.id, endpoint.id)).toMatchObject({ id: endpoint.id })
+        const object = { endpointId: 'we_1' }
+        return publishAddressedEvent(handle, trx, {
+          type: PING,
+          accountId: owner.id,
+          object,
+          createdAt: T0 + 1,
+        })
+      })
+      const events = createEventsRepository(handle)
+      expect(await events.anyUnpublished()).toBe(false)
+      const seen = await events.page(owner.id, T0, 0, 10)
+      expect(seen.map((row) => [row.type, row.fanned_out, row.resource_version])).toEqual([
+        ['pet.created', 0, 1],
+        ['ping', 1, 1],
+      ])
+      expect(seen[1]).toMatchObject({ seq: ping, object: '{"endpointId":"we_1"}', api_key_id: owner.id })
+      expect(ping).toBeGreaterThan(seen[0]?.seq ?? Number.POSITIVE_INFINITY)
+      expect((await events.page(other.id, T0, 0, 10)).map((row) => row.type)).toEqual(['pet.created'])
+      expect((await events.page(owner.id, T0, 0, 10, PING)).map((row) => row.seq)).toEqual([ping])
+      const waiting = await handle.write((trx) => events.waitingIn(trx, 10))
+      expect(waiting.map((row) => row.type)).toEqual(['pet.created'])
     })
   })
 }

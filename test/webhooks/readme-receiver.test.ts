@@ -73,6 +73,14 @@ it('acts on each event once, in resourceVersion order, and answers 2xx', async (
   ])
 })
 
+it('answers a test event, every time', async () => {
+  for (let i = 0; i < 2; i++) {
+    expect((await t.api(key, 'POST', `/webhook_endpoints/${endpoint.id}/test`)).status).toBe(202)
+  }
+  const pings = () => stdout.split('\n').filter((line) => line.startsWith('ping '))
+  await expect.poll(pings, { timeout: 10_000 }).toEqual([`ping ${endpoint.id}`, `ping ${endpoint.id}`])
+})
+
 it('refuses a delivery that was not signed with its secret', async () => {
   const headers = {
     'webhook-id': 'evt_1',
