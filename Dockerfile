@@ -21,6 +21,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY client/ client/
 COPY src/ src/
 COPY bin/ bin/
+# The partner dashboard: bundled by npm run build into dist/public/dashboard (served from there).
+COPY dashboard/ dashboard/
+COPY scripts/build-dashboard.ts scripts/
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Run: no toolchain, no sources, not root.

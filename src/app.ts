@@ -6,6 +6,7 @@ import Fastify, {
 } from 'fastify'
 import { RateLimitStatus, registerStandingRoute } from './api-keys/standing.routes.js'
 import { registerUsageRoute, Usage, UsageDay } from './api-keys/usage.routes.js'
+import { registerDashboardRoutes } from './dashboard/dashboard.routes.js'
 import type { Deps } from './deps.js'
 import { registerAccessLog } from './http/access-log.js'
 import { answerClientError } from './http/client-error.js'
@@ -102,7 +103,7 @@ export async function buildApp(
     registerStandingRoute(api, deps.apiKeys)
     registerUsageRoute(api, deps)
   })
-  await registerPublicScope(app, deps)
+  await registerPublicScope(app, deps, (scope) => registerDashboardRoutes(scope))
   registerHealthRoutes(app, deps)
   // With METRICS_PORT set, server.ts serves /metrics on that port instead.
   if (config.metricsPort === undefined) registerMetricsRoute(app, deps.metrics)

@@ -32,6 +32,19 @@ describe('Dockerfile', () => {
     expect(instructions).toContain('COPY --from=build /app/dist/ dist/')
   })
 
+  test('the build stage has every input of npm run build: the client, the sources, the dashboard and its build script', () => {
+    for (const input of [
+      'client/ client/',
+      'src/ src/',
+      'dashboard/ dashboard/',
+      'scripts/build-dashboard.ts scripts/',
+    ])
+      expect(instructions).toContain(`COPY ${input}`)
+    expect(JSON.parse(readFileSync('package.json', 'utf8')).scripts.build).toContain(
+      'scripts/build-dashboard.ts',
+    )
+  })
+
   test('runs as a user that is not root, with the SQLite file in a volume', () => {
     const runStage = instructions.slice(instructions.indexOf(FROM_IMAGE))
     expect(runStage).toContain('USER node')

@@ -24,7 +24,7 @@ async function waitForLine(
   throw new Error(`no ${pattern} in: ${stream()}`)
 }
 
-test('serve --demo prints the docs, a test key and a curl line that answers 200 with seeded pets and an order', async () => {
+test('serve --demo prints the docs, the dashboard, a test key and a curl line that answers 200 with seeded pets, an order and a delivered endpoint', async () => {
   demo = await spawnService({ LOG_LEVEL: 'warn' }, ['bin/petstore', 'serve', '--demo'])
   const [, key, url] = await waitForLine(demo, /try: curl -H "Authorization: Bearer (\S+)" "(\S+)"/)
   const docs = (await waitForLine(demo, /docs .*: (http\S+)/))[1] ?? ''
@@ -48,6 +48,23 @@ test('serve --demo prints the docs, a test key and a curl line that answers 200 
     status: string
   }[]
   expect(orders.map((order) => order.status)).toEqual(['placed'])
+
+  // The dashboard's sections all have something to show: the endpoint's receiver runs in the demo.
+  const dashboard = (await waitForLine(demo, /dashboard .*: (http\S+)/))[1] ?? ''
+  expect(dashboard).toBe(base.replace(/\/v1$/, '/dashboard'))
+  expect((await fetch(dashboard)).status).toBe(200)
+  const endpoints = (await (await fetch(`${base}/webhook_endpoints`, { headers: auth })).json()) as {
+    id: string
+  }[]
+  expect(endpoints).toHaveLength(1)
+  let statuses: string[] = []
+  for (let waited = 0; waited < 10_000 && !statuses.includes('succeeded'); waited += 200) {
+    await delay(200)
+    const log = await fetch(`${base}/webhook_endpoints/${endpoints[0]?.id}/deliveries`, { headers: auth })
+    statuses = ((await log.json()) as { status: string }[]).map((attempt) => attempt.status)
+  }
+  expect(statuses).toContain('succeeded')
+  expect(statuses).not.toContain('failed')
 })
 
 test('the demo database is a temporary file, gone once the service stops', async () => {

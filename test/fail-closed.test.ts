@@ -16,6 +16,7 @@ const PUBLIC = [
   /^\/v1\/?$/,
   /^\/v1\/openapi\.json$/,
   /^\/v1\/docs(\/.*)?$/,
+  /^\/dashboard(\/.*)?$/,
   /^\/(healthz|readyz|metrics)$/,
 ]
 

@@ -122,7 +122,7 @@ describe('the OpenAPI document', () => {
 })
 
 describe('the index at / and /v1', () => {
-  test('tells a visitor without a key where the docs, the document, the API and the probes are', async () => {
+  test('tells a visitor without a key where the docs, the dashboard, the document, the API and the probes are', async () => {
     t = await buildTestApp()
     const version = JSON.parse(readFileSync('package.json', 'utf8')).version
     for (const url of ['/', '/v1', '/v1/']) {
@@ -135,6 +135,7 @@ describe('the index at / and /v1', () => {
         version,
         links: {
           docs: 'http://shop.example:8443/v1/docs',
+          dashboard: 'http://shop.example:8443/dashboard',
           openapi: 'http://shop.example:8443/v1/openapi.json',
           api: 'http://shop.example:8443/v1/pets',
           health: 'http://shop.example:8443/healthz',

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
+import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 
 /** How `keys usage` groups responses (CONTRACT §10): 429 apart from the other 4xx; 1xx–3xx with 2xx. */
@@ -20,7 +21,7 @@ const DAY_MS = 86_400_000
 /** How often each instance adds what it counted to the database; a crash loses at most this much. */
 export const USAGE_FLUSH_MS = 5_000
 
-interface Tally {
+export interface Tally {
   apiKeyId: number
   day: string
   statusClass: StatusClass
@@ -60,21 +61,7 @@ export function createUsageRecorder(deps: { handle: DbHandle; clock: Clock; logg
     lastUsed = new Map()
     try {
       await handle.write(async (trx) => {
-        const rows = [...batch.values()].map((tally) => ({
-          api_key_id: tally.apiKeyId,
-          day: tally.day,
-          class: tally.statusClass,
-          requests: tally.requests,
-        }))
-        await trx
-          .insertInto('key_usage')
-          .values(rows)
-          .onConflict((conflict) =>
-            conflict.columns(['api_key_id', 'day', 'class']).doUpdateSet((eb) => ({
-              requests: eb('key_usage.requests', '+', eb.ref('excluded.requests')),
-            })),
-          )
-          .execute()
+        await addUsage(trx, [...batch.values()])
         for (const [apiKeyId, at] of used) {
           await trx
             .updateTable('api_keys')
@@ -109,6 +96,26 @@ export function createUsageRecorder(deps: { handle: DbHandle; clock: Clock; logg
       await flush()
     },
   }
+}
+
+/** Adds counts to the account's `key_usage` rows (the recorder's flush; the demo's past days). */
+export async function addUsage(trx: Db, tallies: readonly Tally[]): Promise<void> {
+  if (tallies.length === 0) return
+  const rows = tallies.map((tally) => ({
+    api_key_id: tally.apiKeyId,
+    day: tally.day,
+    class: tally.statusClass,
+    requests: tally.requests,
+  }))
+  await trx
+    .insertInto('key_usage')
+    .values(rows)
+    .onConflict((conflict) =>
+      conflict.columns(['api_key_id', 'day', 'class']).doUpdateSet((eb) => ({
+        requests: eb('key_usage.requests', '+', eb.ref('excluded.requests')),
+      })),
+    )
+    .execute()
 }
 
 export interface UsageDay {

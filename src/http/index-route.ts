@@ -23,6 +23,7 @@ export function registerIndexRoute(app: FastifyInstance, config: Config): void {
         version: VERSION,
         links: {
           docs: `${api}/docs`,
+          dashboard: `${origin}/dashboard`,
           openapi: `${api}/openapi.json`,
           api: `${api}/pets`,
           health: `${origin}/healthz`,

@@ -44,10 +44,15 @@ interface PublicDeps {
 }
 
 /**
- * What a client reaches without a key (CONTRACT §12): the index, the OpenAPI document, the docs page and
- * the 404 of any path outside the API, in one scope limited per client IP (PETSTORE_PUBLIC_PER_MINUTE).
+ * What a client reaches without a key (CONTRACT §12, §15): the index, the OpenAPI document, the docs page,
+ * the pages `routes` registers (the partner dashboard) and the 404 of any path outside the API, in one
+ * scope limited per client IP (PETSTORE_PUBLIC_PER_MINUTE).
  */
-export async function registerPublicScope(app: FastifyInstance, deps: PublicDeps): Promise<void> {
+export async function registerPublicScope(
+  app: FastifyInstance,
+  deps: PublicDeps,
+  routes: Routes = () => {},
+): Promise<void> {
   await app.register(async (scope) => {
     scope.setNotFoundHandler(notFoundHandler())
     if (deps.config.corsOrigins.length > 0) await registerCors(scope, deps.config.corsOrigins)
@@ -63,6 +68,7 @@ export async function registerPublicScope(app: FastifyInstance, deps: PublicDeps
     })
     registerIndexRoute(scope, deps.config)
     await serveOpenApi(scope, deps.config)
+    await routes(scope)
   })
 }
 

@@ -1,0 +1,147 @@
+import type { DeliveryAttempt, PetstoreClient } from '@petstore/client'
+import { useState } from 'preact/hooks'
+import { formatNumber, Time } from './format.js'
+import { useAction, useLoad } from './load.js'
+import { Problem, READ_ONLY_NOTE_ID } from './problem.js'
+import { SuccessStrip } from './success-strip.js'
+
+type Status = DeliveryAttempt['status']
+const PAGE = 20
+/** While the first page is shown it is asked again this often, so new attempts appear by themselves. */
+const REFRESH_MS = 5_000
+
+interface Props {
+  client: PetstoreClient
+  endpointId: string
+  canWrite: boolean
+  /** Grows when something was sent to the endpoint: the log is asked again at once. */
+  round: number
+}
+
+/** An endpoint's attempts, newest first, filtered by status, a page at a time; redelivery of an event. */
+export function DeliveryLog({ client, endpointId, canWrite, round }: Props) {
+  const [status, setStatus] = useState<Status | ''>('')
+  // The cursors of the pages before this one (keyset pages only go forward): "Newer" pops one.
+  const [cursors, setCursors] = useState<string[]>([])
+  const cursor = cursors.at(-1)
+  const page = useLoad(
+    () =>
+      client.webhooks.listDeliveries(endpointId, {
+        limit: PAGE,
+        ...(status && { status }),
+        ...(cursor && { cursor }),
+      }),
+    `${endpointId}|${status}|${cursor ?? ''}|${round}`,
+    cursor ? undefined : REFRESH_MS,
+  )
+  const redeliver = useAction()
+  const [redelivered, setRedelivered] = useState<string>()
+  const filterId = `${endpointId}-status`
+  return (
+    <section class="deliveries" aria-labelledby={`${endpointId}-log-title`}>
+      <h4 id={`${endpointId}-log-title`}>Delivery log</h4>
+      <SuccessStrip client={client} endpointId={endpointId} round={round} />
+      <div class="controls">
+        <label for={filterId}>Show</label>
+        <select
+          id={filterId}
+          value={status}
+          onChange={(event) => {
+            setStatus(event.currentTarget.value as Status | '')
+            setCursors([])
+          }}
+        >
+          <option value="">every attempt</option>
+          <option value="pending">pending</option>
+          <option value="succeeded">succeeded</option>
+          <option value="failed">failed</option>
+        </select>
+        <button type="button" onClick={page.reload}>
+          Refresh
+        </button>
+      </div>
+      <Problem error={page.error ?? redeliver.error} />
+      {redelivered && <p role="status">Event {redelivered} queued for redelivery.</p>}
+      {page.data && page.data.items.length === 0 && (
+        <p class="empty">
+          No attempt {status ? `with status ${status} ` : ''}yet. Send a test event to see one here.
+        </p>
+      )}
+      {page.data && page.data.items.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption>Attempts, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">At</th>
+                <th scope="col">Event</th>
+                <th scope="col">Attempt</th>
+                <th scope="col">Status</th>
+                <th scope="col">HTTP</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Error</th>
+                <th scope="col">
+                  <span class="visually-hidden">Action</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.data.items.map((attempt) => (
+                <tr key={`${attempt.eventId}|${attempt.attempt}|${attempt.at}`} data-event={attempt.eventId}>
+                  <td>
+                    <Time at={attempt.at} />
+                  </td>
+                  <td>
+                    <code>{attempt.eventId}</code>
+                  </td>
+                  <td>{attempt.attempt}</td>
+                  <td>
+                    <span class={`badge ${attempt.status}`}>{attempt.status}</span>
+                  </td>
+                  <td>{attempt.httpStatus ?? '–'}</td>
+                  <td>{attempt.durationMs === null ? '–' : `${formatNumber(attempt.durationMs)} ms`}</td>
+                  <td>{attempt.error ?? ''}</td>
+                  <td>
+                    <button
+                      type="button"
+                      disabled={!canWrite || redeliver.busy}
+                      aria-describedby={canWrite ? undefined : READ_ONLY_NOTE_ID}
+                      aria-label={`Redeliver ${attempt.eventId}`}
+                      onClick={() =>
+                        void redeliver
+                          .run(() => client.webhooks.redeliver(attempt.eventId, endpointId))
+                          .then((sent) => {
+                            if (!sent) return
+                            setRedelivered(attempt.eventId)
+                            page.reload()
+                          })
+                      }
+                    >
+                      Redeliver
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <nav class="pager" aria-label="Delivery log pages">
+        <button
+          type="button"
+          disabled={cursors.length === 0}
+          onClick={() => setCursors(cursors.slice(0, -1))}
+        >
+          Newer
+        </button>
+        <button
+          type="button"
+          disabled={!page.data?.nextCursor}
+          onClick={() => page.data?.nextCursor && setCursors([...cursors, page.data.nextCursor])}
+        >
+          Older
+        </button>
+      </nav>
+    </section>
+  )
+}

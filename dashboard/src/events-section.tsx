@@ -1,0 +1,97 @@
+import type { PetstoreClient, PetstoreEvent } from '@petstore/client'
+import { useState } from 'preact/hooks'
+import { Time } from './format.js'
+import { useLoad } from './load.js'
+import { Problem } from './problem.js'
+
+type EventType = PetstoreEvent['type']
+
+/** The types the filter offers; `ping` is the test event an endpoint is sent on request. */
+const TYPES = [
+  'pet.created',
+  'pet.updated',
+  'pet.deleted',
+  'order.placed',
+  'order.approved',
+  'order.delivered',
+  'order.cancelled',
+  'ping',
+] as const satisfies readonly EventType[]
+
+const PAGE = 20
+
+/**
+ * Events visible to the account, newest pages last as the API walks them (commit order), each with its
+ * JSON exactly as a delivery carries it.
+ */
+export function EventsSection({ client }: { client: PetstoreClient }) {
+  const [type, setType] = useState<EventType | ''>('')
+  const [cursors, setCursors] = useState<string[]>([])
+  const cursor = cursors.at(-1)
+  const events = useLoad(
+    () => client.webhooks.listEvents({ limit: PAGE, ...(type && { type }), ...(cursor && { cursor }) }),
+    `${type}|${cursor ?? ''}`,
+  )
+  return (
+    <section class="card" aria-labelledby="events-title">
+      <h2 id="events-title">Events</h2>
+      <div class="controls">
+        <label for="event-type">Type</label>
+        <select
+          id="event-type"
+          value={type}
+          onChange={(event) => {
+            setType(event.currentTarget.value as EventType | '')
+            setCursors([])
+          }}
+        >
+          <option value="">every type</option>
+          {TYPES.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+        <button type="button" onClick={events.reload}>
+          Refresh
+        </button>
+      </div>
+      <Problem error={events.error} />
+      {events.data && events.data.items.length === 0 && (
+        <p class="empty">
+          No {type || ''} event in the last 30 days. Events appear when pets or your orders change, or when
+          you send a test event to an endpoint.
+        </p>
+      )}
+      <ul class="events">
+        {events.data?.items.map((event) => (
+          <li key={event.id} data-event={event.id}>
+            <details>
+              <summary>
+                <code>{event.id}</code> <span class="event-type">{event.type}</span>{' '}
+                <Time at={event.createdAt} />
+              </summary>
+              <pre>{JSON.stringify(event, null, 2)}</pre>
+            </details>
+          </li>
+        ))}
+      </ul>
+      <nav class="pager" aria-label="Event pages">
+        <button
+          type="button"
+          disabled={cursors.length === 0}
+          onClick={() => setCursors(cursors.slice(0, -1))}
+        >
+          Earlier page
+        </button>
+        <button
+          type="button"
+          disabled={!events.data?.nextCursor}
+          onClick={() => events.data?.nextCursor && setCursors([...cursors, events.data.nextCursor])}
+        >
+          Next page
+        </button>
+      </nav>
+    </section>
+  )
+}

@@ -1,0 +1,22 @@
+import { createPetstoreClient, type PetstoreClient } from '@petstore/client'
+
+/** The one place the pasted key is kept: this tab's sessionStorage (CONTRACT §15), never a cookie. */
+const STORAGE_KEY = 'petstore.dashboard.apiKey'
+
+export const storedKey = (): string | null => sessionStorage.getItem(STORAGE_KEY)
+export const storeKey = (apiKey: string): void => sessionStorage.setItem(STORAGE_KEY, apiKey)
+export const forgetKey = (): void => sessionStorage.removeItem(STORAGE_KEY)
+
+/**
+ * The typed client for this service's own /v1, sending the key as `Authorization: Bearer` only. A page
+ * shows an error at once rather than retrying behind the partner's back, so retries are off.
+ */
+export function clientFor(apiKey: string): PetstoreClient {
+  return createPetstoreClient({
+    baseUrl: new URL('/v1', window.location.origin).href,
+    apiKey,
+    maxRetries: 0,
+    onWarning: () => {},
+    onRetry: () => {},
+  })
+}
