@@ -4,6 +4,8 @@ import { MAX_USAGE_DAYS } from './api-keys/usage.routes.js'
 import { FIRST_PAUSE_MS, LONGEST_PAUSE_MS } from './db/deadline.js'
 import { READ_BUSY_TIMEOUT_MS } from './db/sqlite.js'
 import { PURGE_INTERVAL_MS } from './deps.js'
+import { MIN_COMPRESSED_BYTES } from './http/compressed.js'
+import { BROTLI_QUALITY, GZIP_LEVEL } from './http/compression.js'
 import { IDEMPOTENCY_TTL_MS } from './idempotency/idempotency.js'
 import { DEFAULT_MAX_SUBJECTS, EVICTION_CANDIDATES } from './rate-limit/memory-store.js'
 
@@ -19,6 +21,8 @@ it.each([
   ['api-keys', 'the days of GET /v1/usage', `newest day first, 1 to ${MAX_USAGE_DAYS} days`],
   ['db', 'the write retry pauses', `(${FIRST_PAUSE_MS} ms doubling to ${LONGEST_PAUSE_MS} ms)`],
   ['db', 'the read busy wait', `(${READ_BUSY_TIMEOUT_MS} ms busy wait at most`],
+  ['http', 'the brotli and gzip settings', `(brotli quality ${BROTLI_QUALITY}, gzip level ${GZIP_LEVEL})`],
+  ['http', 'the smallest body compressed', `a body under ${n(MIN_COMPRESSED_BYTES)} bytes`],
   ['idempotency', 'the retention', `kept ${IDEMPOTENCY_TTL_MS / 3_600_000} hours`],
   ['idempotency', 'the purge', `purged every ${PURGE_INTERVAL_MS / 60_000} minutes`],
   ['rate-limit', 'the memory store’s bound', `at most ${n(DEFAULT_MAX_SUBJECTS)} subjects by default`],

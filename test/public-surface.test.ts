@@ -32,7 +32,7 @@ describe('the base address taken from a request', () => {
     t = await buildTestApp({ env: { TRUST_PROXY: 'true' } })
     expect(await serversOf(t, forwarded)).toBe('https://shop.example/v1')
     const vary = await t.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: forwarded })
-    expect(vary.headers.vary).toBe('Host, X-Forwarded-Host, X-Forwarded-Proto')
+    expect(vary.headers.vary).toBe('Host, X-Forwarded-Host, X-Forwarded-Proto, Accept-Encoding')
     expect(await serversOf(t, { ...forwarded, 'x-forwarded-proto': 'javascript' })).toBe(
       'http://shop.example/v1',
     )
@@ -64,7 +64,7 @@ describe('the OpenAPI document', () => {
     const first = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })
     expect(first.headers['cache-control']).toBe('no-cache')
     expect(first.headers.etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/)
-    expect(first.headers.vary).toBe('Host')
+    expect(first.headers.vary).toBe('Host, Accept-Encoding')
     const again = await t.app.inject({
       method: 'GET',
       url: '/v1/openapi.json',

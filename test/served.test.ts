@@ -140,6 +140,15 @@ describe('CORS per CORS_ORIGINS', () => {
     expect(response.headers['x-ratelimit-limit']).toBeDefined()
   })
 
+  test('the public surface varies on Origin as well as on what it varies on itself', async () => {
+    const headers = { origin: 'https://shop.example' }
+    const index = await t.app.inject({ method: 'GET', url: '/v1', headers })
+    expect(index.headers['access-control-allow-origin']).toBe('https://shop.example')
+    expect(index.headers.vary).toBe('Origin, Host')
+    const document = await t.app.inject({ method: 'GET', url: '/v1/openapi.json', headers })
+    expect(document.headers.vary).toBe('Origin, Host, Accept-Encoding')
+  })
+
   test('another origin gets no CORS headers, and without CORS_ORIGINS nobody does', async () => {
     const other = await t.app.inject({
       method: 'GET',

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config.js'
 import { VERSION } from '../version.js'
+import { addVary } from './compressed.js'
 import { baseAddressHeaders, publicUrlOf } from './public-url.js'
 
 /** Where a visitor of `/` or `/v1` can go next. */
@@ -17,7 +18,8 @@ export function registerIndexRoute(app: FastifyInstance, config: Config): void {
     app.get(path, { schema: { hide: true } }, async (request, reply) => {
       const api = publicUrlOf(config, request)
       const origin = api.slice(0, -'/v1'.length)
-      if (vary) reply.header('vary', vary)
+      // Added to CORS's `Origin`, not in its place.
+      if (vary) addVary(reply, vary)
       return {
         name: 'Petstore API',
         version: VERSION,

@@ -1,84 +1,103 @@
 import YAML from 'yaml'
 import type { Config } from '../config.js'
 import { sha256 } from '../sha256.js'
+import { type CompressedPrefix, createCompressedPrefix } from './compressed-prefix.js'
 
-/** The document for one base address, as served: each rendering is made on first use. */
+/** The document for one base address, as served: a prefix rendered once, then its servers. */
 export interface RenderedDocument {
   readonly etag: string
-  json(): string
-  yaml(): string
+  json(): DocumentText
+  yaml(): DocumentText
+}
+
+/** A rendering of the document: everything but the servers, compressed once, and the servers after it. */
+export interface DocumentText {
+  readonly prefix: CompressedPrefix
+  readonly suffix: string
 }
 
 /**
- * Stands where the base address goes while the document is rendered: printable ASCII that JSON and YAML
- * both write as it is, and that no other text of the document contains.
+ * Stands where the base address goes while the servers are rendered: printable ASCII that JSON and YAML
+ * both write as it is, and that no other text of the servers contains.
  */
 const BASE = 'petstore-base-address-9f3c'
 
+interface Rendering {
+  prefix: CompressedPrefix
+  suffix: (baseUrl: string) => string
+}
+
 /**
- * The OpenAPI document for any base address, rendered once per process (CONTRACT §12): the document is
- * built and written as JSON once, with a placeholder where the base address goes, and YAML once, when it is
- * first asked for. A base address is put into that text, never rendered with it, so a Host the service
- * has not seen costs what a known one costs. Only a base address that is also a configured environment's
- * (at most two) gets a rendering of its own, since its server entry then reads differently.
+ * The OpenAPI document for any base address, rendered once per process (CONTRACT §12): the document but its
+ * servers, which come last, is written once per format (JSON at first use, YAML when first asked for) and
+ * compressed once; the servers are written once with a placeholder where the base address goes. A base
+ * address is put into that text, never rendered with it, so a Host the service has not seen costs what a
+ * known one costs, compressed or not. Only a base address that is also a configured environment's (at most
+ * two) gets servers of their own, since its entry then reads differently.
  */
 export function createDocuments(
   swagger: () => unknown,
   config: Config,
   log: (rendering: { format: 'json' | 'yaml'; baseUrl: string }) => void,
 ) {
-  let template: { json: string[]; yaml?: string[]; etag: string } | undefined
-  const own = new Map<string, RenderedDocument>()
+  let json: (Rendering & { etag: string }) | undefined
+  let yaml: Rendering | undefined
+  const own = new Map<string, { json: string; yaml?: string }>()
 
-  function templateOf() {
-    if (!template) {
-      const json = JSON.stringify(documentFor(swagger(), config, BASE))
-      template = { json: json.split(BASE), etag: sha256(json) }
+  function jsonRendering() {
+    if (!json) {
+      const text = JSON.stringify(documentBody(swagger()))
+      const suffix = `,"servers":${JSON.stringify(serversFor(config, BASE))}}`.split(BASE)
+      json = {
+        prefix: createCompressedPrefix(text.slice(0, -1)),
+        suffix: (baseUrl) => suffix.join(JSON.stringify(baseUrl).slice(1, -1)),
+        etag: sha256(text),
+      }
       log({ format: 'json', baseUrl: 'any' })
     }
-    return template
+    return json
   }
 
-  function withBase(baseUrl: string): RenderedDocument {
-    const shape = templateOf()
-    // The document differs only in the base address: the tag is the template's with that address.
-    const etag = `"${sha256(`${shape.etag}\n${baseUrl}`).slice(0, 27)}"`
-    return {
-      etag,
-      json: () => shape.json.join(JSON.stringify(baseUrl).slice(1, -1)),
-      yaml: () => {
-        if (!shape.yaml) {
-          shape.yaml = YAML.stringify(documentFor(swagger(), config, BASE)).split(BASE)
-          log({ format: 'yaml', baseUrl: 'any' })
-        }
-        return shape.yaml.join(baseUrl)
-      },
+  function yamlRendering(): Rendering {
+    if (!yaml) {
+      const suffix = YAML.stringify({ servers: serversFor(config, BASE) }).split(BASE)
+      yaml = {
+        prefix: createCompressedPrefix(YAML.stringify(documentBody(swagger()))),
+        suffix: (baseUrl) => suffix.join(baseUrl),
+      }
+      log({ format: 'yaml', baseUrl: 'any' })
     }
+    return yaml
   }
 
-  function rendered(baseUrl: string): RenderedDocument {
-    const object = documentFor(swagger(), config, baseUrl)
-    const json = JSON.stringify(object)
-    let yaml: string | undefined
-    log({ format: 'json', baseUrl })
-    return {
-      etag: `"${sha256(json).slice(0, 27)}"`,
-      json: () => json,
-      yaml: () => {
-        if (yaml === undefined) log({ format: 'yaml', baseUrl })
-        yaml ??= YAML.stringify(object)
-        return yaml
-      },
+  /** The servers of a configured environment's base address, in both formats, written once each. */
+  function ownServers(baseUrl: string) {
+    let servers = own.get(baseUrl)
+    if (!servers) {
+      servers = { json: `,"servers":${JSON.stringify(serversFor(config, baseUrl))}}` }
+      own.set(baseUrl, servers)
+      log({ format: 'json', baseUrl })
     }
+    return servers
   }
 
   return (baseUrl: string): RenderedDocument => {
-    if (baseUrl !== config.productionUrl && baseUrl !== config.stagingUrl) return withBase(baseUrl)
-    const known = own.get(baseUrl)
-    if (known) return known
-    const document = rendered(baseUrl)
-    own.set(baseUrl, document)
-    return document
+    const configured = baseUrl === config.productionUrl || baseUrl === config.stagingUrl
+    const servers = configured ? ownServers(baseUrl) : undefined
+    const { prefix, suffix, etag } = jsonRendering()
+    const jsonSuffix = servers ? servers.json : suffix(baseUrl)
+    return {
+      // The document differs only in its servers: the tag is the prefix's with them.
+      etag: `"${sha256(`${etag}\n${jsonSuffix}`).slice(0, 27)}"`,
+      json: () => ({ prefix, suffix: jsonSuffix }),
+      yaml: () => {
+        const rendering = yamlRendering()
+        if (!servers) return { prefix: rendering.prefix, suffix: rendering.suffix(baseUrl) }
+        if (servers.yaml === undefined) log({ format: 'yaml', baseUrl })
+        servers.yaml ??= YAML.stringify({ servers: serversFor(config, baseUrl) })
+        return { prefix: rendering.prefix, suffix: servers.yaml }
+      },
+    }
   }
 }
 
@@ -105,12 +124,12 @@ interface Server {
 }
 
 /**
- * The document with its servers: this one first (so "Try it" calls it), then production and staging (CONTRACT
- * §9). An environment whose address is configured is listed at it; one that is not is listed as the spec
- * writes it, a URL template (`{base_url}`) whose variable the reader fills in, preset to a placeholder
- * (`.example`) rather than to this server, which it may well not be.
+ * The document's servers: this one first (so "Try it" calls it), then production and staging (CONTRACT §9).
+ * An environment whose address is configured is listed at it; one that is not is listed as the spec writes
+ * it, a URL template (`{base_url}`) whose variable the reader fills in, preset to a placeholder (`.example`)
+ * rather than to this server, which it may well not be.
  */
-export function documentFor(document: unknown, config: Config, baseUrl: string): Record<string, unknown> {
+function serversFor(config: Config, baseUrl: string): Server[] {
   const here: Server = { url: baseUrl, description: `This server (${config.env})` }
   const servers = [here]
   const configured = { base_url: config.productionUrl, staging_base_url: config.stagingUrl }
@@ -126,12 +145,18 @@ export function documentFor(document: unknown, config: Config, baseUrl: string):
     } else if (url !== here.url) servers.push({ url, description })
     else here.description = description
   }
+  return servers
+}
+
+/** The document as generated, without servers (serversFor's, written after it), its paths relative to them. */
+function documentBody(document: unknown): Record<string, unknown> {
   const {
     paths = {},
     components,
+    servers: _servers,
     ...rest
-  } = document as { paths?: Record<string, unknown>; components?: Components }
-  return { ...rest, servers, paths: relativeToServers(paths), components: withTypedArrayItems(components) }
+  } = document as { paths?: Record<string, unknown>; components?: Components; servers?: unknown }
+  return { ...rest, paths: relativeToServers(paths), components: withTypedArrayItems(components) }
 }
 
 type Schema = { type?: string; items?: Schema; $ref?: string }

@@ -1,7 +1,11 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
+import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
+import { sendStaticAsset } from './compressed.js'
+import { createDocsFiles, renderInitializer, UI_FOLDER } from './docs-files.js'
 import { createDocuments, type RenderedDocument } from './openapi-document.js'
 import { whenWritable } from './pipelining.js'
 import { baseAddressHeaders, publicUrlOf } from './public-url.js'
@@ -75,11 +79,29 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
 }
 
 /**
+ * The docs page (@fastify/swagger-ui). Every option the initializer script depends on is given, its defaults
+ * included (the plugin's own logo, no OAuth settings), so that the script rendered from them here is the one
+ * the plugin would serve (docs-files.ts).
+ */
+export const DOCS_PAGE = {
+  routePrefix: '/v1/docs',
+  // No top bar (neither the framework's logo nor a box offering the page's own copy of the document)
+  // and no link to that copy under the title: the document's one address is /v1/openapi.json.
+  theme: {
+    title: 'Petstore API reference',
+    css: [{ filename: 'petstore.css', content: '.swagger-ui .info hgroup.main > a { display: none; }' }],
+  },
+  uiConfig: { deepLinking: true, displayRequestDuration: true, layout: 'BaseLayout' },
+  initOAuth: {},
+  logo: { type: 'image/svg+xml', content: readFileSync(join(UI_FOLDER, 'logo.svg')) },
+} satisfies FastifySwaggerUiOptions
+
+/**
  * The document at /v1/openapi.json, and an interactive reference at /v1/docs whose assets are all served
  * from here (the page fetches nothing from other hosts), in the public scope. The document is rendered
  * once per process (openapi-document.ts), never per request or per base address: the docs plugin's own
  * /json and /yaml (a deep copy and a YAML rendering on every request) are answered from that rendering
- * before its handlers run.
+ * before its handlers run, and so are the page's files (docs-files.ts), compressed once (compressed.ts).
  */
 export async function serveOpenApi(app: FastifyInstance, config: Config): Promise<void> {
   const documents = createDocuments(
@@ -89,25 +111,17 @@ export async function serveOpenApi(app: FastifyInstance, config: Config): Promis
   )
   const send = (request: FastifyRequest, reply: FastifyReply, format: 'json' | 'yaml') =>
     sendDocument(request, reply, documents(publicUrlOf(config, request)), format, baseAddressHeaders(config))
+  const sendDocsFile = createDocsFiles(DOCS_PAGE.routePrefix, renderInitializer(DOCS_PAGE))
   // In a plugin of its own, so that this hook covers the page's static files too (uiHooks do not).
   await app.register(async (docs) => {
     docs.addHook('onRequest', (request, reply, done) =>
       whenWritable(reply, () => {
         const format = DOCS_DOCUMENTS[request.routeOptions.url ?? '']
         if (format) send(request, reply, format)
-        else done()
+        else sendDocsFile(request, reply, done)
       }),
     )
-    await docs.register(swaggerUi, {
-      routePrefix: '/v1/docs',
-      // No top bar (neither the framework's logo nor a box offering the page's own copy of the document)
-      // and no link to that copy under the title: the document's one address is /v1/openapi.json.
-      theme: {
-        title: 'Petstore API reference',
-        css: [{ filename: 'petstore.css', content: '.swagger-ui .info hgroup.main > a { display: none; }' }],
-      },
-      uiConfig: { deepLinking: true, displayRequestDuration: true, layout: 'BaseLayout' },
-    })
+    await docs.register(swaggerUi, DOCS_PAGE)
   })
   app.get(
     '/v1/openapi.json',
@@ -144,7 +158,7 @@ const DOCS_DOCUMENTS: Readonly<Record<string, 'json' | 'yaml'>> = {
   '/v1/docs/yaml': 'yaml',
 }
 
-/** A rendered document with its validators; a matching If-None-Match gets 304 and no body. */
+/** A rendered document, compressed as the client accepts; a matching If-None-Match gets 304 and no body. */
 function sendDocument(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -152,9 +166,11 @@ function sendDocument(
   format: 'json' | 'yaml',
   vary: string | undefined,
 ): FastifyReply {
-  reply.header('cache-control', 'no-cache').header('etag', document.etag)
-  if (vary) reply.header('vary', vary)
-  if (request.headers['if-none-match'] === document.etag) return reply.code(304).send()
-  const type = format === 'json' ? 'application/json; charset=utf-8' : 'application/x-yaml'
-  return reply.type(type).send(format === 'json' ? document.json() : document.yaml())
+  const { prefix, suffix } = format === 'json' ? document.json() : document.yaml()
+  const asset = prefix.withSuffix(suffix, document.etag, {
+    contentType: format === 'json' ? 'application/json; charset=utf-8' : 'application/x-yaml',
+    cacheControl: 'no-cache',
+    headers: vary ? { vary } : {},
+  })
+  return sendStaticAsset(request, reply, asset)
 }

@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, statSync } from 'node:fs'
+import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page, Request } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
@@ -55,6 +56,19 @@ afterAll(async () => {
   await browser?.close()
   await t?.close()
 })
+
+/** The Content-Encoding of `path` asked for in `accept` (node:http, which decodes nothing). */
+function contentEncoding(path: string, accept: string): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const headers = { 'accept-encoding': accept }
+    const sent = request(`${origin}${path}`, { headers, agent: false }, (response) => {
+      response.resume()
+      response.on('end', () => resolve(response.headers['content-encoding']))
+    })
+    sent.on('error', reject)
+    sent.end()
+  })
+}
 
 /** What one operation block shows: method, path, whether it is struck through as deprecated. */
 async function operationBlock(operationId: string, tag = 'pets') {
@@ -212,6 +226,36 @@ describe('/v1/docs in chromium', () => {
     await expect
       .poll(() => block.locator('.live-responses-table tbody .response-col_status').innerText())
       .toContain('200')
+  })
+
+  // The first visit above came while the files were still being compressed (sent as they are meanwhile).
+  test('a first visit once the process has compressed the page gets its files and the document in br', async () => {
+    const compressed = [
+      '/v1/docs/static/swagger-ui-bundle.js',
+      '/v1/docs/static/swagger-ui.css',
+      '/v1/docs/json',
+    ]
+    for (const path of compressed)
+      await vi.waitFor(async () => expect(await contentEncoding(path, 'br')).toBe('br'), {
+        timeout: 60_000,
+        interval: 100,
+      })
+    const context = await browser?.newContext()
+    const visitor = await context?.newPage()
+    if (!context || !visitor) throw new Error('no browser')
+    const encodings = new Map<string, string | undefined>()
+    const errors: string[] = []
+    visitor.on('response', (response) =>
+      encodings.set(new URL(response.url()).pathname, response.headers()['content-encoding']),
+    )
+    visitor.on('pageerror', (error) => errors.push(error.message))
+    await visitor.goto(`${origin}/v1/docs`)
+    await visitor.waitForSelector('#operations-pets-listPets', { state: 'visible' })
+    expect(await visitor.locator('.opblock').count()).toBe(21)
+    await context.close()
+    expect(errors).toEqual([])
+    for (const path of [...compressed, '/v1/docs/static/swagger-ui-standalone-preset.js'])
+      expect([path, encodings.get(path)]).toEqual([path, 'br'])
   })
 
   // Last, so that it covers everything the tests above made the page do.
