@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { gzipSync } from 'node:zlib'
+import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib'
 import { afterEach, describe, expect, test } from 'vitest'
 import { DASHBOARD_CSP, readBuiltDashboard } from '../src/dashboard/assets.js'
 import { buildTestApp, type TestApp } from './helpers.js'
@@ -56,6 +56,38 @@ describe('GET /dashboard', () => {
     for (const url of ['/dashboard/app.js', '/dashboard/..%2Fmanifest.json', '/dashboard/manifest.json']) {
       const missing = await t.app.inject({ method: 'GET', url })
       expect([url, missing.statusCode, missing.json().code]).toEqual([url, 404, 'not_found'])
+    }
+  })
+
+  test('its script and styles go out in br or gzip as Accept-Encoding allows, compressed once', async () => {
+    t = await buildTestApp()
+    for (const name of assetNames) {
+      const url = `/dashboard/${name}`
+      const identity = built.assets.get(name)?.body ?? Buffer.alloc(0)
+      // The first request starts the compression; the codings are sent once they are ready.
+      await expect
+        .poll(
+          async () =>
+            (await t?.app.inject({ url, headers: { 'accept-encoding': 'br' } }))?.headers['content-encoding'],
+        )
+        .toBe('br')
+      const br = await t.app.inject({ url, headers: { 'accept-encoding': 'gzip, br' } })
+      expect(br.headers.vary).toContain('Accept-Encoding')
+      expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable')
+      expect(brotliDecompressSync(br.rawPayload).equals(identity)).toBe(true)
+      await expect
+        .poll(
+          async () =>
+            (await t?.app.inject({ url, headers: { 'accept-encoding': 'gzip' } }))?.headers[
+              'content-encoding'
+            ],
+        )
+        .toBe('gzip')
+      const gzip = await t.app.inject({ url, headers: { 'accept-encoding': 'gzip' } })
+      expect(gunzipSync(gzip.rawPayload).equals(identity)).toBe(true)
+      const plain = await t.app.inject({ url, headers: { 'accept-encoding': 'identity' } })
+      expect(plain.headers['content-encoding']).toBeUndefined()
+      expect(plain.rawPayload.equals(identity)).toBe(true)
     }
   })
 

@@ -105,7 +105,11 @@ function AddEndpoint(props: {
         disabled={disabled}
       />
       <EventChoices idPrefix="new-endpoint" chosen={events} onChange={setEvents} disabled={disabled} />
-      <button type="submit" disabled={disabled || events.length === 0}>
+      <button
+        type="submit"
+        disabled={disabled || events.length === 0}
+        aria-describedby={props.canWrite ? undefined : READ_ONLY_NOTE_ID}
+      >
         {action.busy ? 'Adding…' : 'Add endpoint'}
       </button>
       <Problem error={action.error} />

@@ -1,39 +1,62 @@
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { AppError } from '../errors.js'
+import { createStaticAsset, type StaticAsset, sendStaticAsset } from '../http/compressed.js'
 import { type BuiltDashboard, DASHBOARD_CSP, readBuiltDashboard } from './assets.js'
 
 /** Hashed names never change content: a browser keeps them a year without asking again. */
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
 /** The page's own headers (CONTRACT §15); the common ones (request id, nosniff) come from reply.ts. */
-function pageHeaders(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('content-security-policy', DASHBOARD_CSP)
-    .header('referrer-policy', 'no-referrer')
-    .header('x-frame-options', 'DENY')
+const PAGE_HEADERS = {
+  'content-security-policy': DASHBOARD_CSP,
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
 }
 
 /**
  * `GET /dashboard` and its hashed assets under `/dashboard/` (CONTRACT §15), in the public scope: no key,
  * limited per client IP like the docs page. The page and its assets were built by `npm run build`
- * (scripts/build-dashboard.ts) and are read once here; without a build both answer 404 saying so.
+ * (scripts/build-dashboard.ts) and are read once here; each is compressed once, when it is first asked
+ * for (http/compressed.ts: br or gzip as Accept-Encoding allows). Without a build both answer 404 saying so.
  */
 export function registerDashboardRoutes(app: FastifyInstance, built = readBuiltDashboard()): void {
   if (!built) app.log.warn('the partner dashboard is not built (npm run build): /dashboard answers 404')
-  const require = (): BuiltDashboard => {
+  const served = new Map<string, StaticAsset>()
+  /** The asset of a built file, made (and its compression started) on its first request. */
+  const servedAs = (name: string, make: (dashboard: BuiltDashboard) => StaticAsset | undefined) => {
     if (!built)
       throw new AppError('not_found', 'the partner dashboard is not built on this server (npm run build)')
-    return built
+    let asset = served.get(name)
+    if (!asset) {
+      asset = make(built)
+      if (!asset) throw new AppError('not_found', 'the dashboard has no such file')
+      served.set(name, asset)
+    }
+    return asset
   }
-  app.get('/dashboard', { schema: { hide: true } }, (_request, reply) =>
-    pageHeaders(reply)
-      .header('cache-control', 'no-cache')
-      .type('text/html; charset=utf-8')
-      .send(require().page),
-  )
+  app.get('/dashboard', { schema: { hide: true } }, (request, reply) => {
+    const page = servedAs('', (dashboard) =>
+      createStaticAsset(dashboard.page, {
+        contentType: 'text/html; charset=utf-8',
+        cacheControl: 'no-cache',
+        headers: PAGE_HEADERS,
+      }),
+    )
+    return sendStaticAsset(request, reply, page)
+  })
   app.get<{ Params: { file: string } }>('/dashboard/:file', { schema: { hide: true } }, (request, reply) => {
-    const asset = require().assets.get(request.params.file)
-    if (!asset) throw new AppError('not_found', 'the dashboard has no such file')
-    return pageHeaders(reply).header('cache-control', IMMUTABLE).type(asset.contentType).send(asset.body)
+    const { file } = request.params
+    const asset = servedAs(file, (dashboard) => {
+      const found = dashboard.assets.get(file)
+      return (
+        found &&
+        createStaticAsset(found.body, {
+          contentType: found.contentType,
+          cacheControl: IMMUTABLE,
+          headers: PAGE_HEADERS,
+        })
+      )
+    })
+    return sendStaticAsset(request, reply, asset)
   })
 }

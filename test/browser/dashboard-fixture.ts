@@ -40,17 +40,17 @@ export async function startDemo(): Promise<Demo> {
   return { service, origin: dashboard, key, databaseUrl: database }
 }
 
-/** `petstore keys create <args> --json` on the demo's database: the new key. */
-export async function createKey(demo: Demo, args: string[]): Promise<string> {
+/** `petstore keys <args> --json` on the demo's database (staging, as the demo runs): its JSON output. */
+export async function keysCommand(demo: Demo, args: string[]): Promise<{ id: number; key: string }> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['bin/petstore', 'keys', 'create', ...args, '--json'],
+    ['bin/petstore', 'keys', ...args, '--json'],
     {
       cwd: ROOT,
       env: { PATH: process.env.PATH, DATABASE_URL: demo.databaseUrl, PETSTORE_ENV: 'staging' },
     },
   )
-  return (JSON.parse(stdout) as { key: string }).key
+  return JSON.parse(stdout) as { id: number; key: string }
 }
 
 export interface Delivery {

@@ -5,10 +5,10 @@ import { killService } from '../service-process.js'
 import { launchChromium } from './chromium.js'
 import {
   accessibilityProblems,
-  createKey,
   type Demo,
   eventually,
   keepScreenshot,
+  keysCommand,
   signIn,
   startDemo,
   startReceiver,
@@ -31,7 +31,7 @@ const receiver = await startReceiver()
 const api = async (key: string, path: string, init: RequestInit = {}): Promise<any> => {
   const response = await fetch(`${demo.origin}/v1${path}`, {
     ...init,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${key}`, ...(init.body && { 'content-type': 'application/json' }) },
   })
   return response.json()
 }
@@ -131,7 +131,9 @@ describe('signed in with the demo key', () => {
     expect(new Webhook(secret).verify(ping.body, ping.headers as Record<string, string>)).toBeTruthy()
     const row = card.locator(`tr[data-event="${eventId}"]`)
     await expect.poll(() => row.first().locator('.badge').innerText(), { timeout: 10_000 }).toBe('succeeded')
-    await expect.poll(() => card.getByTestId('success-rate').innerText()).toMatch(/^100% /)
+    await expect
+      .poll(() => card.getByTestId('success-rate').innerText(), { timeout: 10_000 })
+      .toMatch(/^100% /)
 
     await row
       .first()
@@ -190,6 +192,11 @@ describe('signed in with the demo key', () => {
     await freshPage(360)
     await signIn(page, demo.origin, demo.key)
     await page.locator('table.usage').waitFor({ state: 'attached' })
+    // Wide tables scroll inside their own box; nothing else may stick out of the screen.
+    const sticking = await page.evaluate(`[...document.querySelectorAll('body *')]
+      .filter((element) => element.getBoundingClientRect().right > 361 && !element.closest('.table-wrap'))
+      .map((element) => element.tagName + '.' + element.className)`)
+    expect(sticking).toEqual([])
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360)
     await keepScreenshot(page, 'narrow')
   })
@@ -197,20 +204,56 @@ describe('signed in with the demo key', () => {
 
 describe('other keys', () => {
   test('a read key sees everything and changes nothing: the controls are disabled and say why', async () => {
-    const readKey = await createKey(demo, ['--plan', 'free', '--scope', 'read'])
+    // An account with an endpoint (and a delivery), whose key is then made read-only.
+    const { id, key } = await keysCommand(demo, ['create', '--plan', 'pro'])
+    const endpoint = await api(key, '/webhook_endpoints', {
+      method: 'POST',
+      body: JSON.stringify({ url: receiver.url, events: ['*'] }),
+    })
+    await api(key, `/webhook_endpoints/${endpoint.id}/test`, { method: 'POST' })
+    await keysCommand(demo, ['update', String(id), '--scope', 'read'])
+
     await freshPage()
-    await signIn(page, demo.origin, readKey)
+    const writes: string[] = []
+    page.on('request', (request) => {
+      if (!['GET', 'HEAD'].includes(request.method())) writes.push(`${request.method()} ${request.url()}`)
+    })
+    await signIn(page, demo.origin, key)
     await page.locator('#read-only-note').waitFor()
-    expect(await page.getByRole('button', { name: 'Add endpoint' }).isDisabled()).toBe(true)
-    expect(await page.getByLabel('URL', { exact: true }).getAttribute('aria-describedby')).toBe(
-      'read-only-note',
-    )
+    const card = page.locator(`[data-endpoint="${endpoint.id}"]`)
+    await expect
+      .poll(() => card.locator('.deliveries tbody tr').count(), { timeout: 10_000 })
+      .toBeGreaterThan(0)
+    const controls = [
+      page.getByRole('button', { name: 'Add endpoint' }),
+      card.getByRole('button', { name: 'Send test event' }),
+      card.getByRole('button', { name: 'Disable' }),
+      card.getByRole('button', { name: 'Delete' }),
+      // In closed <details>: hidden until opened, and disabled all the same.
+      card.getByRole('button', { name: 'Rotate secret', includeHidden: true }),
+      card.getByRole('button', { name: 'Save changes', includeHidden: true }),
+      card.getByRole('button', { name: /^Redeliver / }).first(),
+    ]
+    for (const control of controls) {
+      expect(await control.isDisabled()).toBe(true)
+      expect(await control.getAttribute('aria-describedby')).toBe('read-only-note')
+      await control.click({ force: true, timeout: 1_000 }).catch(() => {})
+    }
+    expect(writes).toEqual([])
     expect(await accessibilityProblems(page)).toEqual([])
     await keepScreenshot(page, 'read-key')
   })
 
   test('a banned key sees its ban counting down', async () => {
-    const banned = await createKey(demo, ['--plan', 'enterprise', '--per-minute', '1', '--per-day', '100'])
+    const { key: banned } = await keysCommand(demo, [
+      'create',
+      '--plan',
+      'enterprise',
+      '--per-minute',
+      '1',
+      '--per-day',
+      '100',
+    ])
     // One request admitted, then more refusals than PETSTORE_BAN_AFTER (10): banned for 15 minutes.
     for (let i = 0; i < 13; i++)
       await fetch(`${demo.origin}/v1/pets`, { headers: { authorization: `Bearer ${banned}` } })
