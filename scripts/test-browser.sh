@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # npm run test:browser: installs Debian's chromium when /usr/bin/chromium is missing, then drives it with
-# playwright-core (no browser download) against /v1/docs on a running server (test/browser). The
-# screenshot lands in test-artifacts/docs-page.png.
+# playwright-core (no browser download) against /v1/docs and /dashboard on running servers (test/browser).
+# The screenshots land in test-artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
