@@ -6,6 +6,7 @@ import Fastify, {
 } from 'fastify'
 import { RateLimitStatus, registerStandingRoute } from './api-keys/standing.routes.js'
 import { registerUsageRoute, Usage, UsageDay } from './api-keys/usage.routes.js'
+import { readBuiltDashboard } from './dashboard/assets.js'
 import { registerDashboardRoutes } from './dashboard/dashboard.routes.js'
 import type { Deps } from './deps.js'
 import { registerAccessLog } from './http/access-log.js'
@@ -103,7 +104,7 @@ export async function buildApp(
     registerStandingRoute(api, deps.apiKeys)
     registerUsageRoute(api, deps)
   })
-  await registerPublicScope(app, deps, (scope) => registerDashboardRoutes(scope))
+  await registerPublicScope(app, deps, (scope) => registerDashboardRoutes(scope, readBuiltDashboard()))
   registerHealthRoutes(app, deps)
   // With METRICS_PORT set, server.ts serves /metrics on that port instead.
   if (config.metricsPort === undefined) registerMetricsRoute(app, deps.metrics)

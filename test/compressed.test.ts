@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
+import { MIN_COMPRESSED_BYTES } from '../src/http/compressed.js'
 import { compressionCount } from '../src/http/compression.js'
 import { DOCS_PAGE } from '../src/http/openapi.js'
 import { type ServedApp, serveTestApp } from './helpers.js'
@@ -164,10 +165,10 @@ describe('what every answer keeps', () => {
     expect(document.headers.vary).toBe('Origin, Host, Accept-Encoding')
   })
 
-  test('a body under 1 KB is sent as it is, whatever is accepted, and does not vary on Accept-Encoding', async () => {
+  test('a body under MIN_COMPRESSED_BYTES is sent as it is, whatever is accepted, and does not vary on Accept-Encoding', async () => {
     const small = await fetchRaw(t, '/v1/docs/static/index.css', { 'accept-encoding': 'br, gzip' })
     expect(small.status).toBe(200)
-    expect(small.body.length).toBeLessThan(1024)
+    expect(small.body.length).toBeLessThan(MIN_COMPRESSED_BYTES)
     expect(small.headers['content-encoding']).toBeUndefined()
     expect(varyOf(small)).not.toContain('Accept-Encoding')
     const again = await fetchRaw(t, '/v1/docs/static/index.css', {

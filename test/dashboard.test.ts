@@ -3,8 +3,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib'
+import Fastify from 'fastify'
 import { afterEach, describe, expect, test } from 'vitest'
 import { DASHBOARD_CSP, readBuiltDashboard } from '../src/dashboard/assets.js'
+import { registerDashboardRoutes } from '../src/dashboard/dashboard.routes.js'
+import { registerErrorHandler } from '../src/http/error-handler.js'
 import { buildTestApp, type TestApp } from './helpers.js'
 
 /** The partner dashboard as served (CONTRACT §15); the page itself is driven in test/browser/dashboard. */
@@ -38,8 +41,22 @@ describe('GET /dashboard', () => {
       (match) => match[1],
     )
     expect(loaded.sort()).toEqual(assetNames.map((name) => `/dashboard/${name}`).sort())
-    expect(page.body).not.toMatch(/<script>|<style|style="/)
+    // Every script is a file of its own (an empty element with a src), and there is no style in the page.
+    for (const script of page.body.match(/<script\b[^>]*>[^<]*<\/script>/g) ?? [])
+      expect(script).toMatch(/^<script type="module" src="\/dashboard\/[^"]+"><\/script>$/)
+    expect(page.body.match(/<script\b/g)).toHaveLength(1)
+    expect(page.body).not.toMatch(/<style|style=/)
     expect((await t.app.inject({ method: 'HEAD', url: '/dashboard' })).statusCode).toBe(200)
+    // The page too goes out compressed once its coding is ready.
+    await expect
+      .poll(
+        async () =>
+          (await t?.app.inject({ url: '/dashboard', headers: { 'accept-encoding': 'gzip' } }))?.headers[
+            'content-encoding'
+          ],
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBe('gzip')
   })
 
   test('its hashed assets are cached for a year; an unknown file is the Error 404', async () => {
@@ -69,6 +86,7 @@ describe('GET /dashboard', () => {
         .poll(
           async () =>
             (await t?.app.inject({ url, headers: { 'accept-encoding': 'br' } }))?.headers['content-encoding'],
+          { timeout: 30_000, interval: 100 },
         )
         .toBe('br')
       const br = await t.app.inject({ url, headers: { 'accept-encoding': 'gzip, br' } })
@@ -81,6 +99,7 @@ describe('GET /dashboard', () => {
             (await t?.app.inject({ url, headers: { 'accept-encoding': 'gzip' } }))?.headers[
               'content-encoding'
             ],
+          { timeout: 30_000, interval: 100 },
         )
         .toBe('gzip')
       const gzip = await t.app.inject({ url, headers: { 'accept-encoding': 'gzip' } })
@@ -110,9 +129,24 @@ test('the whole page (page, script, styles; no fonts) weighs at most 150 KB comp
   expect(compressed).toBeLessThanOrEqual(150 * 1024)
 })
 
-test('without a build, /dashboard says so in a 404 and the rest of the service runs', () => {
+test('without a build, /dashboard says so in a 404 and the rest of the service runs', async () => {
   const folder = mkdtempSync(join(tmpdir(), 'petstore-dashboard-'))
   expect(readBuiltDashboard(pathToFileURL(`${folder}/`))).toBeUndefined()
+  const app = Fastify({ logger: false })
+  registerErrorHandler(app)
+  registerDashboardRoutes(app, undefined)
+  app.get('/other', async () => ({ ok: true }))
+  for (const url of ['/dashboard', `/dashboard/${assetNames[0]}`]) {
+    const response = await app.inject({ url })
+    expect([url, response.statusCode, response.json().message]).toEqual([
+      url,
+      404,
+      'the partner dashboard is not built on this server (npm run build)',
+    ])
+  }
+  expect((await app.inject({ url: '/other' })).statusCode).toBe(200)
+  await app.close()
+  // A build that wrote a kind of file the service does not serve is refused at start, not served wrongly.
   writeFileSync(join(folder, 'manifest.json'), JSON.stringify({ page: 'index.html', assets: ['x.exe'] }))
   writeFileSync(join(folder, 'index.html'), '')
   writeFileSync(join(folder, 'x.exe'), '')

@@ -1,5 +1,5 @@
 import type { DeliveryAttempt, PetstoreClient } from '@petstore/client'
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { formatNumber, Time } from './format.js'
 import { useAction, useLoad } from './load.js'
 import { Problem, READ_ONLY_NOTE_ID } from './problem.js'
@@ -7,7 +7,10 @@ import { SuccessStrip } from './success-strip.js'
 
 type Status = DeliveryAttempt['status']
 const PAGE = 20
-/** While the first page is shown it is asked again this often, so new attempts appear by themselves. */
+/**
+ * While the first page shows an attempt still pending it is asked again this often, so outcomes appear by
+ * themselves; a log with nothing pending is asked again only on request (each ask counts against the key).
+ */
 const REFRESH_MS = 5_000
 
 interface Props {
@@ -24,23 +27,33 @@ export function DeliveryLog({ client, endpointId, canWrite, round }: Props) {
   // The cursors of the pages before this one (keyset pages only go forward): "Newer" pops one.
   const [cursors, setCursors] = useState<string[]>([])
   const cursor = cursors.at(-1)
+  const [pending, setPending] = useState(false)
   const page = useLoad(
-    () =>
-      client.webhooks.listDeliveries(endpointId, {
+    async () => {
+      const loaded = await client.webhooks.listDeliveries(endpointId, {
         limit: PAGE,
         ...(status && { status }),
         ...(cursor && { cursor }),
-      }),
+      })
+      setPending(!cursor && loaded.items.some((attempt) => attempt.status === 'pending'))
+      return loaded
+    },
     `${endpointId}|${status}|${cursor ?? ''}|${round}`,
-    cursor ? undefined : REFRESH_MS,
+    pending ? REFRESH_MS : undefined,
   )
+  // The strip shows the latest attempts of every status: the first page without a filter, kept while the
+  // partner filters or pages.
+  const [latest, setLatest] = useState<DeliveryAttempt[]>()
+  useEffect(() => {
+    if (page.data && !status && !cursor) setLatest(page.data.items)
+  }, [page.data, status, cursor])
   const redeliver = useAction()
   const [redelivered, setRedelivered] = useState<string>()
   const filterId = `${endpointId}-status`
   return (
     <section class="deliveries" aria-labelledby={`${endpointId}-log-title`}>
       <h4 id={`${endpointId}-log-title`}>Delivery log</h4>
-      <SuccessStrip client={client} endpointId={endpointId} round={round} />
+      {latest && <SuccessStrip attempts={latest} />}
       <div class="controls">
         <label for={filterId}>Show</label>
         <select

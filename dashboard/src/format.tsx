@@ -7,7 +7,7 @@ export const formatNumber = (value: number): string => numbers.format(value)
 
 /** An instant in the reader's zone; the UTC instant on hover (the `title`) and in `datetime`. */
 export function Time({ at }: { at: string | number }) {
-  const date = typeof at === 'number' ? new Date(at) : new Date(at)
+  const date = new Date(at)
   const utc = date.toISOString()
   return (
     <time dateTime={utc} title={`${utc.replace('T', ' ').replace(/\.\d+Z$/, 'Z')} (UTC)`}>

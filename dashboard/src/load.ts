@@ -3,18 +3,16 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
 export interface Loaded<T> {
   data: T | undefined
   error: unknown
-  loading: boolean
   reload: () => void
 }
 
 /**
- * Runs `load` when `key` changes and on `reload()`, and every `everyMs` while the page is open. A late
- * answer of an earlier load never overwrites a newer one.
+ * Runs `load` when `key` changes and on `reload()`, and every `everyMs` while the tab is visible (a hidden
+ * tab spends none of the partner's requests). A late answer of an earlier load never overwrites a newer one.
  */
 export function useLoad<T>(load: () => Promise<T>, key: string, everyMs?: number): Loaded<T> {
   const [data, setData] = useState<T>()
   const [error, setError] = useState<unknown>()
-  const [loading, setLoading] = useState(true)
   const [round, setRound] = useState(0)
   const latest = useRef(0)
   const loadRef = useRef(load)
@@ -23,30 +21,29 @@ export function useLoad<T>(load: () => Promise<T>, key: string, everyMs?: number
   // Runs again when `key` or `round` changes: those are what a load depends on.
   useEffect(() => {
     const ticket = ++latest.current
-    setLoading(true)
     loadRef.current().then(
       (value) => {
         if (ticket !== latest.current) return
         setData(value)
         setError(undefined)
-        setLoading(false)
       },
       (failure: unknown) => {
         if (ticket !== latest.current) return
         setError(failure)
-        setLoading(false)
       },
     )
   }, [key, round])
 
   useEffect(() => {
     if (everyMs === undefined) return
-    const timer = setInterval(() => setRound((value) => value + 1), everyMs)
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') setRound((value) => value + 1)
+    }, everyMs)
     return () => clearInterval(timer)
   }, [everyMs])
 
   const reload = useCallback(() => setRound((value) => value + 1), [])
-  return { data, error, loading, reload }
+  return { data, error, reload }
 }
 
 /** The current time, updated every second: for countdowns. */

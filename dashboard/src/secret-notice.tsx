@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks'
+import { useId, useState } from 'preact/hooks'
 
 /** A signing secret, shown once: a warning, the value, and a copy button. */
 export function SecretNotice({
@@ -11,6 +11,8 @@ export function SecretNotice({
   onDone: () => void
 }) {
   const [copied, setCopied] = useState<string>()
+  // Two notices can show at once (an endpoint added, another's secret rotated): ids of their own.
+  const id = useId()
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(secret)
@@ -20,15 +22,16 @@ export function SecretNotice({
     }
   }
   return (
-    <section class="secret" aria-labelledby="secret-title">
-      <h3 id="secret-title">{title}</h3>
+    <section class="secret" aria-labelledby={`${id}-title`}>
+      <h3 id={`${id}-title`}>{title}</h3>
       <p class="warning">
         Copy this signing secret now: it is shown <strong>only this once</strong>. Your receiver needs it to
         verify every delivery (Standard Webhooks).
       </p>
-      <label for="secret-value">Signing secret</label>
+      <label for={`${id}-value`}>Signing secret</label>
       <input
-        id="secret-value"
+        id={`${id}-value`}
+        class="secret-value"
         type="text"
         readOnly
         value={secret}

@@ -41,7 +41,8 @@ export function SignIn({ remembered, onSignedIn }: Props) {
         <input
           id="api-key"
           name="api-key"
-          type="password"
+          type="text"
+          class="masked"
           autocomplete="off"
           spellcheck={false}
           placeholder="ps_live_… or ps_test_…"

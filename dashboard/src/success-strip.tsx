@@ -1,30 +1,11 @@
-import type { PetstoreClient } from '@petstore/client'
-import { useLoad } from './load.js'
-
-/** How many of the latest attempts the strip shows. */
-const LAST = 50
-const REFRESH_MS = 5_000
+import type { DeliveryAttempt } from '@petstore/client'
 
 /**
- * The latest attempts as a row of cells (green: succeeded, red: failed, grey: pending), oldest left, and
- * the same in words for readers who do not see colours.
+ * The latest attempts (the delivery log's first page) as a row of cells (green: succeeded, red: failed,
+ * grey: pending), oldest left, and the same in words for readers who do not see colours.
  */
-export function SuccessStrip({
-  client,
-  endpointId,
-  round,
-}: {
-  client: PetstoreClient
-  endpointId: string
-  round: number
-}) {
-  const latest = useLoad(
-    () => client.webhooks.listDeliveries(endpointId, { limit: LAST }),
-    `${endpointId}|${round}`,
-    REFRESH_MS,
-  )
-  const attempts = latest.data?.items
-  if (!attempts || attempts.length === 0) return null
+export function SuccessStrip({ attempts }: { attempts: readonly DeliveryAttempt[] }) {
+  if (attempts.length === 0) return null
   const finished = attempts.filter((attempt) => attempt.status !== 'pending')
   const succeeded = finished.filter((attempt) => attempt.status === 'succeeded').length
   const rate = finished.length === 0 ? undefined : Math.round((succeeded / finished.length) * 100)

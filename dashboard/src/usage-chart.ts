@@ -1,14 +1,9 @@
+import type { UsageDay } from '@petstore/client'
 import uPlot from 'uplot'
 import 'uplot/dist/uPlot.min.css'
 
 /** One UTC day of the account's requests by status class, as `GET /v1/usage` answers it. */
-export interface UsageRow {
-  day: string
-  '2xx': number
-  '4xx': number
-  '429': number
-  '5xx': number
-}
+export type UsageRow = UsageDay
 
 export const CLASSES = ['2xx', '4xx', '429', '5xx'] as const
 

@@ -8,8 +8,11 @@ import { compress } from './compression.js'
 const CODINGS = ['br', 'gzip', 'identity'] as const
 export type ContentCoding = (typeof CODINGS)[number]
 
-/** A body shorter than this is sent as it is: compressing it would save a few hundred bytes at most. */
-export const MIN_COMPRESSED_BYTES = 1024
+/**
+ * A body shorter than this is sent as it is: compressing it would save less than a hundred bytes or so.
+ * The dashboard's page (about 600 bytes) is just above it.
+ */
+export const MIN_COMPRESSED_BYTES = 512
 
 /** Media types worth compressing: text. Images other than SVG, fonts and archives are compressed already. */
 const COMPRESSIBLE = /^(?:text\/|application\/(?:javascript|json|x-yaml|xml)|image\/svg\+xml)/

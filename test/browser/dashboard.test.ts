@@ -86,7 +86,7 @@ describe('signed in with the demo key', () => {
     await session.page.getByLabel('URL', { exact: true }).fill(session.receiver.url)
     await session.page.getByLabel('Description (optional)', { exact: true }).fill('browser test receiver')
     await session.page.getByRole('button', { name: 'Add endpoint' }).click()
-    const secret = await session.page.locator('#secret-value').inputValue()
+    const secret = await session.page.locator('.secret-value').inputValue()
     expect(secret).toMatch(/^whsec_/)
     await session.page.getByRole('button', { name: 'I have saved it' }).click()
 
@@ -121,7 +121,7 @@ describe('signed in with the demo key', () => {
     await card.locator('summary', { hasText: 'Rotate the signing secret' }).click()
     await card.getByLabel('The old secret keeps signing for', { exact: true }).selectOption('3600')
     await card.getByRole('button', { name: 'Rotate secret' }).click()
-    const rotated = await session.page.locator('#secret-value').inputValue()
+    const rotated = await card.locator('.secret-value').inputValue()
     expect(rotated).not.toBe(secret)
     await card.getByRole('button', { name: 'Send test event' }).click()
     await expect.poll(() => card.locator('[role="status"] code').innerText()).not.toBe(eventId)
