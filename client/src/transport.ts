@@ -58,7 +58,7 @@ export class Transport {
       const result = await this.#attempt(spec, signal)
       if (result instanceof Response) return result
       signal?.throwIfAborted()
-      const waitsAtGate = result.code === 'rate_limited' && !this.#tooLong(result)
+      const waitsAtGate = refusedByKeyLimit(result) && !this.#tooLong(result)
       if (retries >= maxRetries || !(waitsAtGate || retryable(result, spec))) throw result
       // After a 429 the gate holds every call, this one included, for the shared wait.
       const delayMs = waitsAtGate
@@ -94,12 +94,15 @@ export class Transport {
     return result
   }
 
-  /** A ban, or a wait longer than the client's patience, blocks every call; a 429 makes all wait. */
+  /**
+   * A ban, or a wait longer than the client's patience, blocks every call; a 429 of the key's limit makes
+   * all wait. A 429 of one resource's own limit (test events of an endpoint) concerns that call only.
+   */
   #tellGate(error: PetstoreError, state: RateLimitState | undefined): void {
     const { now } = this.#options
-    if (error.code === 'key_banned' || (error.code === 'rate_limited' && this.#tooLong(error))) {
+    if (error.code === 'key_banned' || (refusedByKeyLimit(error) && this.#tooLong(error))) {
       this.#gate.block(error.rateLimit.retryAt ?? now(), () => blockedError(error, now()))
-    } else if (error.code === 'rate_limited') {
+    } else if (refusedByKeyLimit(error)) {
       this.#gate.refuse(state, retryAfterMs(error) ?? 1000)
     } else {
       this.#gate.settle(state)
@@ -109,6 +112,14 @@ export class Transport {
   #tooLong(error: PetstoreError): boolean {
     return (retryAfterMs(error) ?? 0) > this.#options.maxRetryAfterMs
   }
+}
+
+/**
+ * A 429 of the key's own limit: nothing remains in its window (X-RateLimit-Remaining 0, or not said). A 429
+ * while the key still has requests left is a limit of one resource (an endpoint's test events), not the key's.
+ */
+function refusedByKeyLimit(error: PetstoreError): boolean {
+  return error.code === 'rate_limited' && (error.rateLimit.remaining ?? 0) === 0
 }
 
 /** A network error, or a 408, 409 `idempotency_key_in_use` or 5xx, of a GET or of a POST with an Idempotency-Key. */

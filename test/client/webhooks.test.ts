@@ -60,3 +60,25 @@ it('subscribes, verifies a delivery, reads the events and the log, redelivers an
   await client.webhooks.deleteEndpoint(endpoint.id)
   await expect(client.webhooks.getEndpoint(endpoint.id)).rejects.toBeInstanceOf(PetstoreError)
 })
+
+it("an endpoint's test-event limit (429 while the key has requests left) holds that call only, not the client's other calls", async () => {
+  const slept: number[] = []
+  const client = createPetstoreClient({
+    baseUrl: `${t.origin}/v1`,
+    apiKey: await t.issueKey(),
+    sleep: async (ms) => {
+      slept.push(ms)
+    },
+  })
+  const endpoint = await client.webhooks.createEndpoint({
+    url: `http://hooks.test:${receiver.port}/in`,
+    events: ['*'],
+  })
+  for (let i = 0; i < 10; i++) await client.webhooks.sendTestEvent(endpoint.id)
+  const refused = await client.webhooks.sendTestEvent(endpoint.id).catch((error: unknown) => error)
+  expect(refused).toMatchObject({ code: 'rate_limited', status: 429 })
+  expect((refused as PetstoreError).rateLimit.remaining).toBeGreaterThan(0)
+  // The key's gate was not told to hold every call for the endpoint's Retry-After.
+  expect((await client.webhooks.listEndpoints()).items).toHaveLength(1)
+  expect(slept).toEqual([])
+})
