@@ -2,6 +2,7 @@ import type { DeliveryAttempt, PetstoreClient } from '@petstore/client'
 import { useEffect, useState } from 'preact/hooks'
 import { formatNumber, Time } from './format.js'
 import { useAction, useLoad } from './load.js'
+import { Pager, usePages } from './pager.js'
 import { Problem, READ_ONLY_NOTE_ID } from './problem.js'
 import { SuccessStrip } from './success-strip.js'
 
@@ -24,9 +25,8 @@ interface Props {
 /** An endpoint's attempts, newest first, filtered by status, a page at a time; redelivery of an event. */
 export function DeliveryLog({ client, endpointId, canWrite, round }: Props) {
   const [status, setStatus] = useState<Status | ''>('')
-  // The cursors of the pages before this one (keyset pages only go forward): "Newer" pops one.
-  const [cursors, setCursors] = useState<string[]>([])
-  const cursor = cursors.at(-1)
+  const pages = usePages()
+  const cursor = pages.cursor
   const [pending, setPending] = useState(false)
   const page = useLoad(
     async () => {
@@ -61,7 +61,7 @@ export function DeliveryLog({ client, endpointId, canWrite, round }: Props) {
           value={status}
           onChange={(event) => {
             setStatus(event.currentTarget.value as Status | '')
-            setCursors([])
+            pages.reset()
           }}
         >
           <option value="">every attempt</option>
@@ -139,22 +139,12 @@ export function DeliveryLog({ client, endpointId, canWrite, round }: Props) {
           </table>
         </div>
       )}
-      <nav class="pager" aria-label="Delivery log pages">
-        <button
-          type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Newer
-        </button>
-        <button
-          type="button"
-          disabled={!page.data?.nextCursor}
-          onClick={() => page.data?.nextCursor && setCursors([...cursors, page.data.nextCursor])}
-        >
-          Older
-        </button>
-      </nav>
+      <Pager
+        label="Delivery log pages"
+        pages={pages}
+        next={page.data?.nextCursor}
+        labels={['Newer', 'Older']}
+      />
     </section>
   )
 }

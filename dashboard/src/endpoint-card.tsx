@@ -1,11 +1,11 @@
-import type { PetstoreClient, WebhookEndpoint, WebhookEndpointWithSecret } from '@petstore/client'
+import type { PetstoreClient, WebhookEndpoint } from '@petstore/client'
 import { useState } from 'preact/hooks'
 import { DeliveryLog } from './delivery-log.js'
 import { EndpointEditor } from './endpoint-editor.js'
 import { Time } from './format.js'
 import { useAction } from './load.js'
 import { Problem, READ_ONLY_NOTE_ID } from './problem.js'
-import { SecretNotice } from './secret-notice.js'
+import { RotateSecret } from './rotate-secret.js'
 
 interface Props {
   client: PetstoreClient
@@ -14,19 +14,9 @@ interface Props {
   onChanged: () => void
 }
 
-/** Graces offered for a rotation: how long the replaced secret keeps signing beside the new one. */
-const GRACES = [
-  { seconds: 0, label: 'none: the old secret stops at once (it leaked)' },
-  { seconds: 3_600, label: '1 hour' },
-  { seconds: 86_400, label: '24 hours (the default)' },
-  { seconds: 7 * 86_400, label: '7 days' },
-] as const
-
 /** One endpoint: what it is, every change §14 allows, a test event, and its delivery log. */
 export function EndpointCard({ client, endpoint, canWrite, onChanged }: Props) {
   const action = useAction()
-  const [rotated, setRotated] = useState<WebhookEndpointWithSecret>()
-  const [grace, setGrace] = useState(86_400)
   const [testSent, setTestSent] = useState<string>()
   const [logRound, setLogRound] = useState(0)
   const webhooks = client.webhooks
@@ -110,41 +100,7 @@ export function EndpointCard({ client, endpoint, canWrite, onChanged }: Props) {
         </p>
       )}
       <Problem error={action.error} />
-      {rotated && (
-        <SecretNotice
-          title={`New secret for ${id}`}
-          secret={rotated.secret}
-          onDone={() => setRotated(undefined)}
-        />
-      )}
-      <details>
-        <summary>Rotate the signing secret</summary>
-        <form
-          onSubmit={(event) => {
-            event.preventDefault()
-            void action
-              .run(() => webhooks.rotateSecret(id, grace))
-              .then((result) => result && setRotated(result))
-          }}
-        >
-          <label for={`${id}-grace`}>The old secret keeps signing for</label>
-          <select
-            id={`${id}-grace`}
-            value={grace}
-            disabled={disabled}
-            onChange={(event) => setGrace(Number(event.currentTarget.value))}
-          >
-            {GRACES.map((choice) => (
-              <option key={choice.seconds} value={choice.seconds}>
-                {choice.label}
-              </option>
-            ))}
-          </select>
-          <button type="submit" disabled={disabled} aria-describedby={describedBy}>
-            Rotate secret
-          </button>
-        </form>
-      </details>
+      <RotateSecret client={client} endpointId={id} canWrite={canWrite} />
       <details>
         <summary>Change events or description</summary>
         <EndpointEditor client={client} endpoint={endpoint} canWrite={canWrite} onChanged={onChanged} />

@@ -2,6 +2,7 @@ import type { PetstoreClient, PetstoreEvent } from '@petstore/client'
 import { useState } from 'preact/hooks'
 import { Time } from './format.js'
 import { useLoad } from './load.js'
+import { Pager, usePages } from './pager.js'
 import { Problem } from './problem.js'
 
 type EventType = PetstoreEvent['type']
@@ -26,8 +27,8 @@ const PAGE = 20
  */
 export function EventsSection({ client }: { client: PetstoreClient }) {
   const [type, setType] = useState<EventType | ''>('')
-  const [cursors, setCursors] = useState<string[]>([])
-  const cursor = cursors.at(-1)
+  const pages = usePages()
+  const cursor = pages.cursor
   const events = useLoad(
     () => client.webhooks.listEvents({ limit: PAGE, ...(type && { type }), ...(cursor && { cursor }) }),
     `${type}|${cursor ?? ''}`,
@@ -42,7 +43,7 @@ export function EventsSection({ client }: { client: PetstoreClient }) {
           value={type}
           onChange={(event) => {
             setType(event.currentTarget.value as EventType | '')
-            setCursors([])
+            pages.reset()
           }}
         >
           <option value="">every type</option>
@@ -76,22 +77,12 @@ export function EventsSection({ client }: { client: PetstoreClient }) {
           </li>
         ))}
       </ul>
-      <nav class="pager" aria-label="Event pages">
-        <button
-          type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Earlier page
-        </button>
-        <button
-          type="button"
-          disabled={!events.data?.nextCursor}
-          onClick={() => events.data?.nextCursor && setCursors([...cursors, events.data.nextCursor])}
-        >
-          Next page
-        </button>
-      </nav>
+      <Pager
+        label="Event pages"
+        pages={pages}
+        next={events.data?.nextCursor}
+        labels={['Earlier page', 'Next page']}
+      />
     </section>
   )
 }

@@ -1,15 +1,15 @@
 import type { PetstoreClient } from '@petstore/client'
-import { useState } from 'preact/hooks'
 import { Time } from './format.js'
 import { useLoad } from './load.js'
+import { Pager, usePages } from './pager.js'
 import { Problem } from './problem.js'
 
 const PAGE = 20
 
 /** The account's orders and their status, in the order they were placed. */
 export function OrdersSection({ client }: { client: PetstoreClient }) {
-  const [cursors, setCursors] = useState<string[]>([])
-  const cursor = cursors.at(-1)
+  const pages = usePages()
+  const cursor = pages.cursor
   const orders = useLoad(
     () => client.store.listOrders({ limit: PAGE, ...(cursor && { cursor }) }),
     cursor ?? '',
@@ -52,22 +52,12 @@ export function OrdersSection({ client }: { client: PetstoreClient }) {
           </table>
         </div>
       )}
-      <nav class="pager" aria-label="Order pages">
-        <button
-          type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Earlier page
-        </button>
-        <button
-          type="button"
-          disabled={!orders.data?.nextCursor}
-          onClick={() => orders.data?.nextCursor && setCursors([...cursors, orders.data.nextCursor])}
-        >
-          Next page
-        </button>
-      </nav>
+      <Pager
+        label="Order pages"
+        pages={pages}
+        next={orders.data?.nextCursor}
+        labels={['Earlier page', 'Next page']}
+      />
     </section>
   )
 }
