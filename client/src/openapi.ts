@@ -246,7 +246,7 @@ export interface paths {
         };
         /**
          * Events of the last 30 days (experimental)
-         * @description Every pet's events and the calling account's order events, in commit order (ids sort as text in that order); a walk along `Link: rel="next"` sees every event that committed before it started.
+         * @description Every pet's events and the calling account's order events, in commit order (ids sort as text in that order); a walk along `Link: rel="next"` sees every event that committed before it started. `order=desc` lists the newest first instead.
          */
         get: operations["listEvents"];
         put?: never;
@@ -4917,6 +4917,8 @@ export interface operations {
         parameters: {
             query?: {
                 type?: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "ping";
+                /** @description `asc` (the default): oldest first, in commit order. `desc`: newest first, for a look at what happened last; its pages go back in time. */
+                order?: "asc" | "desc";
                 limit?: number;
                 /** @description Opaque position of the next page, taken from the `Link: rel="next"` header. */
                 cursor?: string;

@@ -40,7 +40,10 @@ export interface WebhooksClient {
     id: string,
     options?: PageOptions & { status?: DeliveryAttempt['status'] },
   ): Promise<Page<DeliveryAttempt>>
-  listEvents(options?: PageOptions & { type?: PetstoreEvent['type'] }): Promise<Page<PetstoreEvent>>
+  /** Oldest first (commit order); `order: 'desc'` for the newest first. */
+  listEvents(
+    options?: PageOptions & { type?: PetstoreEvent['type']; order?: 'asc' | 'desc' },
+  ): Promise<Page<PetstoreEvent>>
   getEvent(id: string, options?: RequestOptions): Promise<PetstoreEvent>
   /** A new series of attempts, same `webhook-id`, to one endpoint or every subscribed one. */
   redeliver(eventId: string, endpointId?: string, options?: RequestOptions): Promise<string[]>
@@ -86,8 +89,8 @@ export function createWebhooksClient(transport: Transport): WebhooksClient {
       json({ method: 'POST', path: `${one(id)}/rotate_secret`, body: { graceSeconds } }, options),
     listDeliveries: (id, { limit, cursor, status, ...options } = {}) =>
       page(pathWith(`${one(id)}/deliveries`, { limit, cursor, status }), options),
-    listEvents: ({ limit, cursor, type, ...options } = {}) =>
-      page(pathWith('/events', { limit, cursor, type }), options),
+    listEvents: ({ limit, cursor, type, order, ...options } = {}) =>
+      page(pathWith('/events', { limit, cursor, type, order }), options),
     getEvent: (id, options = {}) =>
       json({ method: 'GET', path: `/events/${encodeURIComponent(id)}` }, options),
     redeliver: async (eventId, endpointId, options = {}) => {

@@ -22,15 +22,21 @@ const TYPES = [
 const PAGE = 20
 
 /**
- * Events visible to the account, newest pages last as the API walks them (commit order), each with its
- * JSON exactly as a delivery carries it.
+ * The events the account sees from the last 30 days, newest first (`order=desc`), each with its JSON
+ * exactly as a delivery carries it.
  */
 export function EventsSection({ client }: { client: PetstoreClient }) {
   const [type, setType] = useState<EventType | ''>('')
   const pages = usePages()
   const cursor = pages.cursor
   const events = useLoad(
-    () => client.webhooks.listEvents({ limit: PAGE, ...(type && { type }), ...(cursor && { cursor }) }),
+    () =>
+      client.webhooks.listEvents({
+        order: 'desc',
+        limit: PAGE,
+        ...(type && { type }),
+        ...(cursor && { cursor }),
+      }),
     `${type}|${cursor ?? ''}`,
   )
   return (
@@ -77,12 +83,7 @@ export function EventsSection({ client }: { client: PetstoreClient }) {
           </li>
         ))}
       </ul>
-      <Pager
-        label="Event pages"
-        pages={pages}
-        next={events.data?.nextCursor}
-        labels={['Earlier page', 'Next page']}
-      />
+      <Pager label="Event pages" pages={pages} next={events.data?.nextCursor} labels={['Newer', 'Older']} />
     </section>
   )
 }

@@ -90,6 +90,18 @@ export function createEventsRepository(handle: DbHandle) {
         .orderBy('seq')
         .limit(limit),
   )
+  // Newest first (`order=desc`): before `beforeSeq`, descending.
+  const newest = handle.prepareRead((db, apiKeyId: number, since: number, beforeSeq: number, limit: number) =>
+    visible(db, apiKeyId, since).where('seq', '<', beforeSeq).orderBy('seq', 'desc').limit(limit),
+  )
+  const newestOfType = handle.prepareRead(
+    (db, apiKeyId: number, since: number, beforeSeq: number, type: string, limit: number) =>
+      visible(db, apiKeyId, since)
+        .where('type', '=', type)
+        .where('seq', '<', beforeSeq)
+        .orderBy('seq', 'desc')
+        .limit(limit),
+  )
   const one = handle.prepareRead((db, apiKeyId: number, since: number, seq: number) =>
     visible(db, apiKeyId, since).where('seq', '=', seq),
   )
@@ -110,6 +122,11 @@ export function createEventsRepository(handle: DbHandle) {
       type === undefined
         ? page(apiKeyId, since, afterSeq, limit)
         : pageOfType(apiKeyId, since, afterSeq, type, limit),
+    /** The same, newest first: the events before `beforeSeq`, descending. */
+    newestPage: (apiKeyId: number, since: number, beforeSeq: number, limit: number, type?: string) =>
+      type === undefined
+        ? newest(apiKeyId, since, beforeSeq, limit)
+        : newestOfType(apiKeyId, since, beforeSeq, type, limit),
     /** One event `apiKeyId` sees, committed since `since`. */
     async find(apiKeyId: number, since: number, seq: number): Promise<EventRow | undefined> {
       const [row] = await one(apiKeyId, since, seq)

@@ -43,12 +43,28 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
     return row
   }
 
-  async function listEvents(query: { apiKeyId: number; limit: number; type?: string; cursor?: string }) {
+  async function listEvents(query: {
+    apiKeyId: number
+    limit: number
+    type?: string
+    cursor?: string
+    order?: 'asc' | 'desc'
+  }) {
     // Every event committed before this page is read has its id first (PostgreSQL publishes them).
     if (await events.anyUnpublished()) await handle.write((trx) => publishEvents(handle, trx))
-    const afterSeq = afterIdOf(query.cursor)
     const since = clock.now() - RETENTION_MS
-    const rows = await events.page(query.apiKeyId, since, afterSeq, query.limit + 1, query.type)
+    // A cursor names the last event of the page before: the next page starts after it, or before it
+    // when newest come first (as the delivery log pages).
+    const rows =
+      query.order === 'desc'
+        ? await events.newestPage(
+            query.apiKeyId,
+            since,
+            query.cursor === undefined ? MAX_SAFE_ID : afterIdOf(query.cursor),
+            query.limit + 1,
+            query.type,
+          )
+        : await events.page(query.apiKeyId, since, afterIdOf(query.cursor), query.limit + 1, query.type)
     const keyed = keysetPage(
       rows.map((row) => ({ id: row.seq, row })),
       query.limit,

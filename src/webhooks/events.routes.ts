@@ -36,19 +36,21 @@ export function registerEventRoutes(
         summary: 'Events of the last 30 days (experimental)',
         description:
           "Every pet's events and the calling account's order events, in commit order (ids sort as text in " +
-          'that order); a walk along `Link: rel="next"` sees every event that committed before it started.',
+          'that order); a walk along `Link: rel="next"` sees every event that committed before it started. ' +
+          '`order=desc` lists the newest first instead.',
         ...events,
         querystring: ListEventsQuery,
         response: listEventsResponses,
       },
     },
     async (request, reply) => {
-      const { limit = 20, type, cursor } = request.query
-      const page = await eventLog.listEvents({ apiKeyId: callerKeyOf(request).id, limit, type, cursor })
+      const { limit = 20, type, cursor, order } = request.query
+      const apiKeyId = callerKeyOf(request).id
+      const page = await eventLog.listEvents({ apiKeyId, limit, type, cursor, order })
       if (page.nextCursor) {
         reply.header(
           'link',
-          nextPageLink(publicUrlOf(config, request), '/events', { limit, type }, page.nextCursor),
+          nextPageLink(publicUrlOf(config, request), '/events', { limit, type, order }, page.nextCursor),
         )
       }
       return sendJson(reply, `[${page.items.join(',')}]`)

@@ -210,6 +210,14 @@ export const ListDeliveriesQuery = Type.Object({
 })
 export const ListEventsQuery = Type.Object({
   type: Type.Optional(Type.Enum([...LISTED_EVENT_TYPES], { type: 'string' })),
+  order: Type.Optional(
+    Type.Enum(['asc', 'desc'], {
+      type: 'string',
+      description:
+        '`asc` (the default): oldest first, in commit order. `desc`: newest first, for a look at what ' +
+        'happened last; its pages go back in time.',
+    }),
+  ),
   limit: Limit,
   cursor: Cursor,
 })

@@ -72,6 +72,9 @@ describe('signed in with the demo key', () => {
       .poll(() => session.page.locator('[data-endpoint] .deliveries tbody tr').count())
       .toBeGreaterThan(0)
     await expect.poll(() => session.page.locator('.events li').count()).toBeGreaterThan(0)
+    // Newest first: the section opens on the account's latest event.
+    const [latest] = await session.api(session.demo.key, '/events?order=desc&limit=1')
+    expect(await session.page.locator('.events li').first().getAttribute('data-event')).toBe(latest.id)
     await expect.poll(() => session.page.locator('[data-order]').count()).toBe(1)
 
     expect(await accessibilityProblems(session.page)).toEqual([])

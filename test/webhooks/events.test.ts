@@ -117,6 +117,24 @@ describe('events', () => {
     expect((await t.api(buyer, 'GET', '/events/evt_9999999999999999')).status).toBe(404)
   })
 
+  it('lists newest first with order=desc, in pages that go back in time, with a type filter', async () => {
+    for (let index = 0; index < 5; index++)
+      await t.api(buyer, 'POST', '/pets', { name: `P${index}`, categoryId: 1 })
+    await t.api(buyer, 'PATCH', '/pets/1', { name: 'Renamed' })
+    const oldestFirst = (await listEvents(buyer, '?limit=100')).map((event) => event.id)
+    const first = await t.api(buyer, 'GET', '/events?order=desc&limit=4')
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1] ?? ''
+    expect(next).toContain('order=desc')
+    const rest = (await (await fetch(next, { headers: { authorization: `Bearer ${buyer}` } })).json()) as {
+      id: string
+    }[]
+    const newestFirst = [...(await first.json()), ...rest].map((event: { id: string }) => event.id)
+    expect(newestFirst).toEqual([...oldestFirst].reverse())
+    const updated = await listEvents(buyer, '?order=desc&type=pet.updated')
+    expect(updated.map((event) => event.type)).toEqual(['pet.updated'])
+    expect((await t.api(buyer, 'GET', '/events?order=newest')).status).toBe(400)
+  })
+
   it('redelivers with the same webhook-id and body', async () => {
     await t.api(buyer, 'POST', '/pets', { name: 'Rex', categoryId: 1 })
     const [first] = await buyerHook.waitFor(1)
