@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { setTimeout as delay } from 'node:timers/promises'
 import { afterEach, expect, test } from 'vitest'
-import { killService, type Service, spawnService } from './service-process.js'
+import { killService, type Service, spawnService, waitForLine } from './service-process.js'
 
 /** `petstore serve --demo` (CONTRACT §1), as a newcomer runs it: its printed curl line must just work. */
 
@@ -9,20 +9,6 @@ let demo: Service | undefined
 afterEach(async () => {
   if (demo) await killService(demo)
 })
-
-async function waitForLine(
-  service: Service,
-  pattern: RegExp,
-  stream = service.stderr,
-): Promise<RegExpExecArray> {
-  for (let waited = 0; waited < 20_000; waited += 50) {
-    const found = pattern.exec(stream())
-    if (found) return found
-    if (service.child.exitCode !== null) break
-    await delay(50)
-  }
-  throw new Error(`no ${pattern} in: ${stream()}`)
-}
 
 test('serve --demo prints the docs, the dashboard, a test key and a curl line that answers 200 with seeded pets, an order and a delivered endpoint', async () => {
   demo = await spawnService({ LOG_LEVEL: 'warn' }, ['bin/petstore', 'serve', '--demo'])

@@ -55,6 +55,21 @@ export async function spawnService(env: Record<string, string>, args = ['dist/ma
   return { child, port, stdout: () => stdout, stderr: () => stderr, exited }
 }
 
+/** The first match of `pattern` in what the process wrote (stderr unless told), waiting up to 30 s for it. */
+export async function waitForLine(
+  service: Service,
+  pattern: RegExp,
+  stream = service.stderr,
+): Promise<RegExpExecArray> {
+  for (let waited = 0; waited < 30_000; waited += 50) {
+    const found = pattern.exec(stream())
+    if (found) return found
+    if (service.child.exitCode !== null) break
+    await delay(50)
+  }
+  throw new Error(`no ${pattern} in: ${stream()}`)
+}
+
 /** `count` processes of the service on one `env` (a shared database: they migrate it under a lock), each healthy. */
 export async function spawnInstances(count: number, env: Record<string, string>): Promise<Service[]> {
   const instances = await Promise.all(Array.from({ length: count }, () => spawnService(env)))

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { Page } from 'playwright-core'
 import { expect } from 'vitest'
-import { ROOT, type Service, spawnService } from '../service-process.js'
+import { ROOT, type Service, spawnService, waitForLine } from '../service-process.js'
 
 /** What test/browser/dashboard.test.ts drives: the real demo process, keys made by the CLI, a receiver. */
 
@@ -21,22 +21,13 @@ export interface Demo {
   databaseUrl: string
 }
 
-async function lineOf(service: Service, pattern: RegExp, stream: () => string): Promise<RegExpExecArray> {
-  for (let waited = 0; waited < 30_000; waited += 50) {
-    const found = pattern.exec(stream())
-    if (found) return found
-    if (service.child.exitCode !== null) break
-    await delay(50)
-  }
-  throw new Error(`no ${pattern} in: ${stream()}`)
-}
-
 /** `petstore serve --demo`, as `npm run demo` starts it: its key, its dashboard, its database. */
 export async function startDemo(): Promise<Demo> {
   const service = await spawnService({ LOG_LEVEL: 'info' }, ['bin/petstore', 'serve', '--demo'])
-  const key = (await lineOf(service, /test key .*: (ps_test_\S+)/, service.stderr))[1] ?? ''
-  const dashboard = (await lineOf(service, /dashboard .*: (http\S+)\/dashboard/, service.stderr))[1] ?? ''
-  const database = (await lineOf(service, /"database":"(sqlite:[^"]+)"/, service.stdout))[1] ?? ''
+  const key = (await waitForLine(service, /test key .*: (ps_test_\S+)/, service.stderr))[1] ?? ''
+  const dashboard =
+    (await waitForLine(service, /dashboard .*: (http\S+)\/dashboard/, service.stderr))[1] ?? ''
+  const database = (await waitForLine(service, /"database":"(sqlite:[^"]+)"/, service.stdout))[1] ?? ''
   return { service, origin: dashboard, key, databaseUrl: database }
 }
 
