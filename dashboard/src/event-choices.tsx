@@ -1,26 +1,4 @@
-import type { WebhookEndpoint } from '@petstore/client'
-
-type Subscription = WebhookEndpoint['events'][number]
-
-/** What an endpoint may subscribe to (CONTRACT §14): everything, a family, or one type. */
-export const SUBSCRIPTIONS = [
-  '*',
-  'pet.*',
-  'order.*',
-  'pet.created',
-  'pet.updated',
-  'pet.deleted',
-  'order.placed',
-  'order.approved',
-  'order.delivered',
-  'order.cancelled',
-] as const satisfies readonly Subscription[]
-
-const LABELS: Partial<Record<Subscription, string>> = {
-  '*': 'every event (*)',
-  'pet.*': 'every pet event (pet.*)',
-  'order.*': 'every order event (order.*)',
-}
+import { SUBSCRIPTIONS, type Subscription, subscriptionLabel } from './event-types.js'
 
 interface Props {
   idPrefix: string
@@ -46,7 +24,7 @@ export function EventChoices({ idPrefix, chosen, onChange, disabled }: Props) {
             disabled={disabled}
             onChange={(event) => toggle(name, event.currentTarget.checked)}
           />{' '}
-          {LABELS[name] ?? name}
+          {subscriptionLabel(name)}
         </label>
       ))}
     </fieldset>

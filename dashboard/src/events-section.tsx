@@ -1,23 +1,10 @@
-import type { PetstoreClient, PetstoreEvent } from '@petstore/client'
+import type { PetstoreClient } from '@petstore/client'
 import { useState } from 'preact/hooks'
+import { EVENT_TYPES, type EventType } from './event-types.js'
 import { Time } from './format.js'
 import { useLoad } from './load.js'
 import { Pager, usePages } from './pager.js'
 import { Problem } from './problem.js'
-
-type EventType = PetstoreEvent['type']
-
-/** The types the filter offers; `ping` is the test event an endpoint is sent on request. */
-const TYPES = [
-  'pet.created',
-  'pet.updated',
-  'pet.deleted',
-  'order.placed',
-  'order.approved',
-  'order.delivered',
-  'order.cancelled',
-  'ping',
-] as const satisfies readonly EventType[]
 
 const PAGE = 20
 
@@ -53,7 +40,7 @@ export function EventsSection({ client }: { client: PetstoreClient }) {
           }}
         >
           <option value="">every type</option>
-          {TYPES.map((name) => (
+          {EVENT_TYPES.map((name) => (
             <option key={name} value={name}>
               {name}
             </option>
