@@ -4929,7 +4929,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of events in commit order. */
+            /** @description A page of events in commit order (newest first with `order=desc`). */
             200: {
                 headers: {
                     /** @description Identifies the request; the one the client sent, if sane. */

@@ -127,7 +127,11 @@ export const listDeliveriesResponses = {
 }
 
 export const listEventsResponses = {
-  200: documented(ref(Events), 'A page of events in commit order.', NEXT_PAGE_LINK),
+  200: documented(
+    ref(Events),
+    'A page of events in commit order (newest first with `order=desc`).',
+    NEXT_PAGE_LINK,
+  ),
   400: invalidRequest('cursor is not valid: follow the Link header of the previous page as it is'),
   ...COMMON_ERRORS,
 }

@@ -148,6 +148,28 @@ describe('signed in with the demo key', () => {
     expect(endpoints.map((endpoint) => endpoint.url)).not.toContain(session.receiver.url)
   })
 
+  test("filters the delivery log and the events; writes times in the reader's zone, the UTC instant on hover", async () => {
+    const [endpoint] = await session.api(session.demo.key, '/webhook_endpoints')
+    const path = `/webhook_endpoints/${endpoint.id}/test`
+    const { eventId } = await session.api(session.demo.key, path, { method: 'POST' })
+    await session.freshPage()
+    await signIn(session.page, session.demo.origin, session.demo.key)
+    const card = session.page.locator(`[data-endpoint="${endpoint.id}"]`)
+    // The demo's receiver accepts everything: no failed attempt, and the empty state says so.
+    await card.getByLabel('Show', { exact: true }).selectOption('failed')
+    await expect
+      .poll(() => card.locator('.deliveries .empty').innerText())
+      .toMatch(/^No attempt with status failed yet/)
+    await session.page.getByLabel('Type', { exact: true }).selectOption('ping')
+    const events = session.page.locator('.events li')
+    await expect.poll(() => events.first().getAttribute('data-event')).toBe(eventId)
+    expect(new Set(await events.locator('.event-type').allTextContents())).toEqual(new Set(['ping']))
+    const time = events.first().locator('time')
+    const utc = String(await time.getAttribute('datetime'))
+    expect(Number.isNaN(Date.parse(utc))).toBe(false)
+    expect(await time.getAttribute('title')).toBe(`${utc.replace('T', ' ').replace(/\.\d+Z$/, 'Z')} (UTC)`)
+  })
+
   test('sign out leaves nothing in the tab: no key in storage, no cookie', async () => {
     await session.freshPage()
     await signIn(session.page, session.demo.origin, session.demo.key)
