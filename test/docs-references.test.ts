@@ -31,6 +31,7 @@ const NOT_FILES = new Set([
   '.mjs',
   '.env', // the reader's own copy of .env.example
   'petstore.sqlite', // the default database file, made on first start
+  'test-artifacts/', // the browser suite's screenshots, made by its first run (ignored by git)
 ])
 
 /** What the repository's TypeScript defines: functions, constants, classes, types, and methods. */
