@@ -195,6 +195,24 @@ describe('one flow for every operation that takes an Idempotency-Key', () => {
     expect(replay.json()).toEqual(first.json())
   })
 
+  test('an order from a record before bodies were kept is replayed as it is now', async () => {
+    const pet = (await create({ name: 'Older', categoryId: 1, status: 'available' })).json()
+    const first = await placeOrder(pet.id, 'pre-0010-order')
+    const operator = await operatorConnection(t)
+    try {
+      await operator.exec(`update idempotency_keys set response = null where key = 'pre-0010-order'`)
+    } finally {
+      await operator.close()
+    }
+    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+    const url = `/v1/store/orders/${first.json().id}`
+    await t.app.inject({ method: 'PATCH', url, headers: auth, payload: { status: 'cancelled' } })
+    const replay = await placeOrder(pet.id, 'pre-0010-order')
+    expect(replay.statusCode).toBe(201)
+    expect(replay.headers['idempotent-replayed']).toBe('true')
+    expect(replay.json()).toEqual({ ...first.json(), status: 'cancelled' })
+  })
+
   test('createPet and placeOrder refuse a reused key and a key sent twice with the same words', async () => {
     const pet = (await create({ name: 'Shared', categoryId: 1, status: 'available' })).json()
     const other = (await create({ name: 'Other', categoryId: 1, status: 'available' })).json()

@@ -96,6 +96,28 @@ export function createIdempotency(handle: Pick<DbHandle, 'write'>) {
   }
 }
 
+/**
+ * What a replay answers: the first response's body as it was sent, whatever became of the thing since. A
+ * record from before migration 0010 kept no body, only what was made: `asNow` reads the thing as it is
+ * now, and one since deleted is a 404.
+ */
+export async function replayedAnswer<T>(
+  first: FirstResponse,
+  asSent: (body: string) => T,
+  asNow: (made: Made) => Promise<T | undefined>,
+): Promise<T> {
+  if (first.body !== null) return asSent(first.body)
+  const now = await asNow(first.made)
+  if (now !== undefined) return now
+  const { made } = first
+  throw new AppError(
+    'not_found',
+    'petId' in made
+      ? `pet ${made.petId}, which this Idempotency-Key created, was deleted`
+      : `order ${made.orderId}, which this Idempotency-Key placed, does not exist`,
+  )
+}
+
 /** The Idempotency-Key a request carries, if any: sent once, since Node joins repeats into another key. */
 export function idempotencyKeyOf(request: IncomingMessage): string | undefined {
   const key = request.headers['idempotency-key']

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
 import { createEventRecorder, type NewEvent } from '../events/events.publisher.js'
-import { createIdempotency } from '../idempotency/idempotency.js'
+import { createIdempotency, replayedAnswer } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { createPetRepository, type PetRecord } from '../pets/pets.repository.js'
 import { createOrderRepository } from './orders.repository.js'
@@ -80,15 +80,16 @@ export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
         await events.record(trx, orderEvents(input.apiKeyId, order, 1, pet))
         return { order, replayed: false }
       }
-      // The first response as it was sent, whatever became of the order since.
-      const { made, body } = outcome.replayOf
-      if (body !== null) return { order: JSON.parse(body) as Order, replayed: true }
-      // A record from before migration 0010 kept no body: the order as it is now.
-      const id = 'orderId' in made ? made.orderId : 0
-      const first = await repository.findOrderIn(trx, input.apiKeyId, id)
-      if (!first)
-        throw new AppError('not_found', `order ${id}, which this Idempotency-Key placed, does not exist`)
-      return { order: first, replayed: true }
+      // The first response as it was sent; from before migration 0010, the order as it is now.
+      return replayedAnswer(
+        outcome.replayOf,
+        (body) => ({ order: JSON.parse(body) as Order, replayed: true }),
+        async (made) => {
+          const order =
+            'orderId' in made ? await repository.findOrderIn(trx, input.apiKeyId, made.orderId) : undefined
+          return order && { order, replayed: true }
+        },
+      )
     })
   }
 

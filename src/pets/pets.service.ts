@@ -5,7 +5,7 @@ import { createGroupCommit } from '../db/group-commit.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
 import { createEventRecorder, type NewEvent } from '../events/events.publisher.js'
-import { createIdempotency } from '../idempotency/idempotency.js'
+import { createIdempotency, replayedAnswer } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { currentTraceParent } from '../tracing/tracing.js'
 import { GET_PET_SUNSET_AT } from './pets.deprecation.js'
@@ -101,14 +101,16 @@ export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHo
       return outcome
     })
     if ('performed' in outcome) return { pet: outcome.performed, version: 1, replayed: false }
-    // The first response as it was sent (version 1), whatever became of the pet since.
-    const { made, body } = outcome.replayOf
-    if (body !== null) return { pet: JSON.parse(body) as Pet, version: 1, replayed: true }
-    // A record from before migration 0010 kept no body: the pet as it is now, read after this transaction.
-    const id = 'petId' in made ? made.petId : 0
-    const record = await repository.findPetById(id)
-    if (!record) throw new AppError('not_found', `pet ${id}, which this Idempotency-Key created, was deleted`)
-    return { ...record, replayed: true }
+    // The first response as it was sent (version 1); from before migration 0010, the pet as it is now,
+    // read after this transaction.
+    return replayedAnswer(
+      outcome.replayOf,
+      (body) => ({ pet: JSON.parse(body) as Pet, version: 1, replayed: true }),
+      async (made) => {
+        const record = 'petId' in made ? await repository.findPetById(made.petId) : undefined
+        return record && { ...record, replayed: true }
+      },
+    )
   }
 
   /** The pet and its version (for the ETag). */
