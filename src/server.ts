@@ -8,13 +8,15 @@ import { createDeps, type Deps, type DepsOptions } from './deps.js'
 import { drain } from './http/drain.js'
 import { registerMetricsRoute } from './http/metrics.js'
 import { listenStartupError } from './startup-errors.js'
-import { createDispatcher } from './webhooks/dispatcher.js'
+import { createDispatcher, type Dispatcher } from './webhooks/dispatcher.js'
 import { createQueueProbe } from './webhooks/queue-probe.js'
 
 export interface RunningServer {
   app: FastifyInstance
   /** The stores and services it serves with (the demo seeds through them). */
   deps: Deps
+  /** Its webhook dispatcher (tests wait on `settled()` to know that nothing more will be sent). */
+  dispatcher: Dispatcher
   /** Drains (http/drain.ts: no new connections, requests in flight finish), then closes the stores. */
   close(): Promise<void>
 }
@@ -31,6 +33,7 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
     handle: deps.database,
     logger: deps.logger,
     rules: deps.addressRules,
+    clock: deps.clock,
     ...config.webhooks,
     observe: deps.metrics.webhooks,
   })
@@ -59,6 +62,7 @@ export async function startServer(config: Config, options: DepsOptions = {}): Pr
   return {
     app,
     deps,
+    dispatcher,
     close: async () => {
       // Requests and webhook attempts in flight share the drain budget; then the stores close.
       await Promise.all([

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
+import type { Clock } from '../clock.js'
 import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { publishEvents } from '../events/events.publisher.js'
@@ -37,6 +38,12 @@ export interface DispatcherDeps {
   rules: AddressRules
   timeoutMs: number
   retryScale: number
+  /**
+   * Due times, leases and idle times are read from it (on SQLite it is the database's clock; on
+   * PostgreSQL the database's own is): the tests' fake clock decides when a retry is due. Steps are
+   * timed by real timers.
+   */
+  clock: Clock
   /** Told of every attempt's end, and of the commit-to-first-attempt lag. */
   observe?: { settled(outcome: Settled): void; lag(seconds: number): void }
 }
@@ -51,7 +58,7 @@ export type Dispatcher = ReturnType<typeof createDispatcher>
  * over the same database; every time is the database's.
  */
 export function createDispatcher(deps: DispatcherDeps) {
-  const { handle, logger } = deps
+  const { handle, logger, clock } = deps
   const owner = ownerIdOf(randomUUID())
   const fanOut = createFanOut(handle)
   const events = createEventsRepository(handle)
@@ -65,15 +72,25 @@ export function createDispatcher(deps: DispatcherDeps) {
   let timerDue = Number.POSITIVE_INFINITY
   let stepping: Promise<boolean> | undefined
   let stopping = false
+  /** Steps begun so far, and who waits for a quiet step begun after a given one (`settled`). */
+  let stepsBegun = 0
+  let quietWaiters: { after: number; resolve: () => void }[] = []
   const lanes = createLanes({
     maxInFlight: MAX_IN_FLIGHT,
     run: (claimed, signal) =>
-      makeAttempt(claimed, { rules: deps.rules, timeoutMs: deps.timeoutMs, signal, agents, now: Date.now }),
+      makeAttempt(claimed, {
+        rules: deps.rules,
+        timeoutMs: deps.timeoutMs,
+        signal,
+        agents,
+        now: () => clock.now(),
+      }),
     isStillOwn: (claimed) => attempts.isStillOwn(claimed.id, owner),
-    mayStart: () => !stopping && Date.now() - renewedAt < LEASE_MS - RENEW_MS,
+    now: () => clock.now(),
+    mayStart: () => !stopping && clock.now() - renewedAt < LEASE_MS - RENEW_MS,
     started: (claimed: ClaimedAttempt) => {
       if (claimed.attempt === 1 && !claimed.redelivery) {
-        deps.observe?.lag(Math.max(0, Date.now() - claimed.event.created_at) / 1000)
+        deps.observe?.lag(Math.max(0, clock.now() - claimed.event.created_at) / 1000)
       }
     },
     ended: () => wake(BUSY_MS),
@@ -92,12 +109,20 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   async function run(): Promise<void> {
     if (stepping) return wake(BUSY_MS)
+    const begun = ++stepsBegun
+    let failed = false
     stepping = step(true).catch((error: unknown) => {
       logger.warn({ err: error }, 'webhook dispatch failed; trying again shortly')
+      failed = true
       return false
     })
     const busy = await stepping
     stepping = undefined
+    if (!busy && !failed && !lanes.busy()) {
+      const quiet = quietWaiters.filter((waiter) => waiter.after < begun)
+      quietWaiters = quietWaiters.filter((waiter) => waiter.after >= begun)
+      for (const waiter of quiet) waiter.resolve()
+    }
     wake(busy ? BUSY_MS : POLL_MS)
   }
 
@@ -106,7 +131,7 @@ export function createDispatcher(deps: DispatcherDeps) {
    * clock); undefined when nothing.
    */
   async function plan(claim: boolean) {
-    const startedAt = Date.now()
+    const startedAt = clock.now()
     const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
     // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once).
     if (claim && (await events.anyUnpublished())) await handle.write((trx) => publishEvents(handle, trx))
@@ -130,7 +155,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   function write(work: Plan) {
     const { ended, wants, idle } = work
     return handle.write(async (trx) => {
-      const now = await databaseNow(handle, trx)
+      const now = await databaseNow(handle, trx, clock)
       // Endpoint rows before their attempts, the order a disabling PATCH or a DELETE takes them in.
       const held = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()
       const touched = [
@@ -174,6 +199,17 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   return {
     start: () => wake(0),
+    /**
+     * Resolves after a step begun after this call found nothing to do (nothing due by the clock, nothing
+     * queued, in flight or left to write down): from then on nothing is sent until something new is
+     * written or the clock moves. Tests of "nothing was sent" wait on it instead of sleeping.
+     */
+    settled(): Promise<void> {
+      const after = stepsBegun
+      const quiet = new Promise<void>((resolve) => quietWaiters.push({ after, resolve }))
+      wake(0)
+      return quiet
+    },
     /** Requests in flight per account (the metrics' top accounts). */
     inFlightByAccount: () => lanes.inFlightByAccount(),
     /**

@@ -106,7 +106,7 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
     }
     const targets = await handle.write(async (trx) => {
       // Due on the database's clock, as every lease and retry is (not this host's).
-      const now = await databaseNow(handle, trx)
+      const now = await databaseNow(handle, trx, clock)
       const ids = await targetsOf(trx, apiKeyId, event.type, endpointId ?? tested)
       const first = (id: number) => ({ eventSeq: event.seq, endpointId: id, attempt: 1, dueAt: now })
       await attempts.schedule(

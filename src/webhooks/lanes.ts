@@ -46,6 +46,8 @@ export interface LanesOptions {
    * Synchronous where the database is (SQLite), so the attempt starts in the same turn as the read.
    */
   isStillOwn(claimed: ClaimedAttempt): boolean | Promise<boolean>
+  /** The dispatcher's clock (idle times). */
+  now(): number
   /** Whether this instance's leases are surely still its own (false after a freeze, until renewed). */
   mayStart(): boolean
   /** Told when an attempt starts (the lag metric) and when one ends (a step should write it down). */
@@ -101,7 +103,7 @@ export function createLanes(options: LanesOptions) {
         ended.push({ claimed, outcome })
         lane.failuresInRow = outcome.error === null ? 0 : lane.failuresInRow + 1
       }
-      if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = Date.now()
+      if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = options.now()
       ready.add(lane)
       pump()
       options.ended()
@@ -193,6 +195,8 @@ export function createLanes(options: LanesOptions) {
       return taken
     },
     ids: () => [...lanes.keys()],
+    /** Whether anything is queued, in flight or ended and not yet written down. */
+    busy: () => ended.length > 0 || inFlight > 0 || [...lanes.values()].some((lane) => lane.queue.length > 0),
     /** Every attempt in flight, to wait for at shutdown. */
     running: (): Running[] => [...lanes.values()].flatMap((lane) => [...lane.running.values()]),
     /** Aborts every attempt in flight; none is written down (the dispatcher gives them back). */

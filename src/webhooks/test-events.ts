@@ -77,7 +77,7 @@ export function createTestEvents(deps: { handle: DbHandle; clock: Clock; limiter
         object: { endpointId },
         createdAt: clock.now(),
       })
-      const dueAt = await databaseNow(handle, trx)
+      const dueAt = await databaseNow(handle, trx, clock)
       await attempts.schedule(trx, [
         { eventSeq: seq, endpointId: row.id, attempt: 1, dueAt, redelivery: false },
       ])

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'vitest'
+import type { Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import type { Deps } from '../../src/deps.js'
 import { type RunningServer, startServer } from '../../src/server.js'
@@ -154,10 +155,12 @@ export interface WebhookApp {
 /**
  * The service as `npm start` runs it (server.ts: the app and its webhook dispatcher) on fresh stores, with
  * private addresses allowed (receivers are on loopback), names under `.test` resolving to loopback and the
- * retry schedule compressed 1000 times.
+ * retry schedule compressed 1000 times. With `clock` (a FakeClock), due times and leases follow it on
+ * SQLite: a test moves it past a moment and waits for `server.dispatcher.settled()` to see that nothing
+ * was sent before it.
  */
 export async function startWebhookApp(
-  options: { env?: Record<string, string>; resolve?: Resolve } = {},
+  options: { env?: Record<string, string>; resolve?: Resolve; clock?: Clock } = {},
 ): Promise<WebhookApp> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-webhooks-'))
   const stores = await createTestStores(dir)
@@ -170,7 +173,10 @@ export async function startWebhookApp(
     PETSTORE_WEBHOOK_RETRY_SCALE: '0.001',
     ...options.env,
   })
-  const server = await startServer(config, { resolve: options.resolve ?? loopbackResolve })
+  const server = await startServer(config, {
+    resolve: options.resolve ?? loopbackResolve,
+    ...(options.clock && { clock: options.clock }),
+  })
   const { deps } = server
   const origin = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`
   const limits = { perMinute: 1_000_000_000, perDay: 1_000_000_000 }
