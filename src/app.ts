@@ -11,7 +11,7 @@ import { registerDashboardRoutes } from './dashboard/dashboard.routes.js'
 import type { Deps } from './deps.js'
 import { registerAccessLog } from './http/access-log.js'
 import { answerClientError } from './http/client-error.js'
-import { ErrorBody } from './http/error.schemas.js'
+import { BODY_LIMIT_BYTES, ErrorBody } from './http/error.schemas.js'
 import { registerErrorHandler } from './http/error-handler.js'
 import { registerHealthRoutes } from './http/health.js'
 import { registerJsonBodyParser } from './http/json-body.js'
@@ -32,8 +32,6 @@ import { petSchemas } from './pets/pets.schemas.js'
 import { registerEventRoutes } from './webhooks/events.routes.js'
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js'
 import { webhookSchemas } from './webhooks/webhooks.schemas.js'
-
-const BODY_LIMIT_BYTES = 64 * 1024
 
 /**
  * Builds the HTTP application on the given dependencies. It never listens: server.ts and tests do.

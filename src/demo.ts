@@ -12,9 +12,9 @@ import { serveFromEnvironment } from './start.js'
 const NAMES = ['Rex', 'Tom', 'Bella', 'Milo', 'Luna', 'Coco', 'Nala', 'Oscar', 'Kiwi']
 /** Every status a pet can have, none included (a pet without a status leaves the field out). */
 const STATUSES: (PetStatus | undefined)[] = ['available', 'pending', 'sold', undefined]
-const DEMO_PETS = 36
+export const DEMO_PETS = 36
 /** Past days of requests the demo key seems to have made, so that the dashboard's chart shows something. */
-const USAGE_DAYS = 14
+export const USAGE_DAYS = 14
 const DAY_MS = 86_400_000
 
 /**

@@ -73,7 +73,7 @@ export interface DepsOptions {
 
 export const PURGE_INTERVAL_MS = 10 * 60 * 1000
 /** /readyz answers within this, whatever the database does (CONTRACT §13). */
-const READY_TIMEOUT_MS = 1000
+export const READY_TIMEOUT_MS = 1000
 
 /** The composition root: opens and migrates the database and wires the services to it. */
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {

@@ -6,9 +6,9 @@ import { redactKeys } from './redact-keys.js'
 const REDACTED = ['req.headers.authorization', 'headers.authorization', 'authorization', 'key', 'apiKey']
 
 /** Lines are written to stdout in chunks of at least this many bytes (one system call per ~20 lines)... */
-const BUFFER_BYTES = 4096
+export const BUFFER_BYTES = 4096
 /** ...and at least this often, so a quiet service's lines are not held back. */
-const FLUSH_INTERVAL_MS = 1000
+export const FLUSH_INTERVAL_MS = 1000
 
 /**
  * The service's logger: JSON lines on stdout, or on `destination` when given (tests, the CLI's stderr).

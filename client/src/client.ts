@@ -118,7 +118,7 @@ export interface PetstoreClient {
   readonly rateLimit: Readonly<RateLimitState>
 }
 
-const WALK_PAGE_SIZE = 100
+export const WALK_PAGE_SIZE = 100
 
 function listPath(query: ListPetsQuery): string {
   const params = new URLSearchParams()

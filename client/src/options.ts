@@ -75,9 +75,20 @@ export interface CreatePetOptions extends RequestOptions {
   idempotencyKey?: string
 }
 
+/** The numbers a client uses when its options leave them out. */
+export const OPTION_DEFAULTS = {
+  maxRetries: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 20_000,
+  maxRetryAfterMs: 120_000,
+} as const
+
+/** A 429's wait longer than this is said by the default onRetry. */
+export const LONG_WAIT_MS = 1_000
+
 /** The default onRetry: a 429's wait longer than a second is said, in one line. */
 function noticeLongWaits({ error, delayMs }: RetryNotice): void {
-  if (error.code !== 'rate_limited' || delayMs <= 1_000) return
+  if (error.code !== 'rate_limited' || delayMs <= LONG_WAIT_MS) return
   console.warn(`petstore: rate limited (429); waiting ${Math.ceil(delayMs / 1_000)} s before sending again`)
 }
 
@@ -97,10 +108,10 @@ export function resolveOptions(options: PetstoreClientOptions): ResolvedOptions 
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     apiKey: options.apiKey,
-    maxRetries: count('maxRetries', options.maxRetries, 4),
-    baseDelayMs: count('baseDelayMs', options.baseDelayMs, 500),
-    maxDelayMs: count('maxDelayMs', options.maxDelayMs, 20_000),
-    maxRetryAfterMs: count('maxRetryAfterMs', options.maxRetryAfterMs, 120_000),
+    maxRetries: count('maxRetries', options.maxRetries, OPTION_DEFAULTS.maxRetries),
+    baseDelayMs: count('baseDelayMs', options.baseDelayMs, OPTION_DEFAULTS.baseDelayMs),
+    maxDelayMs: count('maxDelayMs', options.maxDelayMs, OPTION_DEFAULTS.maxDelayMs),
+    maxRetryAfterMs: count('maxRetryAfterMs', options.maxRetryAfterMs, OPTION_DEFAULTS.maxRetryAfterMs),
     timeoutMs: options.timeoutMs === undefined ? undefined : count('timeoutMs', options.timeoutMs, 0),
     onWarning: options.onWarning ?? ((warning) => console.warn(`petstore: ${warning.message}`)),
     onRetry: options.onRetry ?? noticeLongWaits,

@@ -4,10 +4,10 @@ import { sha256 } from '../sha256.js'
 
 const PREFIX: Readonly<Record<Environment, string>> = { production: 'ps_live_', staging: 'ps_test_' }
 /** 24 random bytes: 192 bits, written as 32 base64url characters. */
-const RANDOM_BYTES = 24
+export const RANDOM_BYTES = 24
 const KEY_PATTERN = /^ps_(live|test)_[A-Za-z0-9_-]{32}$/
 /** How much of a key `keys list` may show: the environment prefix and four random characters. */
-const SHOWN_PREFIX_LENGTH = 12
+export const SHOWN_PREFIX_LENGTH = 12
 
 export function generateApiKey(env: Environment): string {
   return PREFIX[env] + randomBytes(RANDOM_BYTES).toString('base64url')

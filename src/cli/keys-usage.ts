@@ -4,12 +4,18 @@ import type { Deps } from '../deps.js'
 import { parseInteger } from '../integer.js'
 import { type CliIo, formatTable, oneId, UsageError } from './io.js'
 
+/** The days `keys usage` prints unless `--days` says otherwise. */
+export const DEFAULT_KEYS_USAGE_DAYS = 7
+
 /** `keys usage ID [--days N] [--json]`: the account's requests per UTC day, by status class. */
 export async function showUsage(deps: Deps, args: string[], io: CliIo): Promise<void> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { days: { type: 'string', default: '7' }, json: { type: 'boolean', default: false } },
+    options: {
+      days: { type: 'string', default: String(DEFAULT_KEYS_USAGE_DAYS) },
+      json: { type: 'boolean', default: false },
+    },
   })
   const id = oneId(positionals, 'usage')
   const days = parseInteger(values.days)

@@ -8,6 +8,9 @@ import { parseDuration, parseExpiry } from './durations.js'
 import { type CliIo, formatTable, oneId, UsageError } from './io.js'
 import { showUsage } from './keys-usage.js'
 
+/** How long a rotated key's old secret keeps working unless `--grace` says otherwise. */
+export const DEFAULT_ROTATION_GRACE = '24h'
+
 export const KEYS_HELP = `Usage: petstore keys <command>
 
   keys create --plan free|pro|business|enterprise [--name TEXT] [--per-minute N --per-day N]
@@ -17,7 +20,7 @@ export const KEYS_HELP = `Usage: petstore keys <command>
   keys update ID [--plan P] [--per-minute N --per-day N] [--name TEXT] [--scope S] [--expires WHEN|never] [--json]
       Changes a key; every instance applies it from its next request. Counted requests stay counted.
   keys rotate ID [--grace DURATION] [--json]
-      Prints a new secret for the key, once; the old one works until the grace ends (default 24h, 0: at once).
+      Prints a new secret for the key, once; the old one works until the grace ends (default ${DEFAULT_ROTATION_GRACE}, 0: at once).
   keys list [--json]
       Lists keys: id, prefix, name, plan, limits, scope, expiry, last use, pending rotation. Never a secret.
   keys usage ID [--days N] [--json]
@@ -89,7 +92,10 @@ async function rotateKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { grace: { type: 'string', default: '24h' }, json: { type: 'boolean', default: false } },
+    options: {
+      grace: { type: 'string', default: DEFAULT_ROTATION_GRACE },
+      json: { type: 'boolean', default: false },
+    },
   })
   const id = oneId(positionals, 'rotate')
   const graceMs = parseDuration('--grace', values.grace)

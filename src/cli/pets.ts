@@ -10,7 +10,7 @@ import { parseInteger } from '../integer.js'
 import { type CliIo, formatTable, UsageError } from './io.js'
 import { describeNetworkError } from './network-errors.js'
 
-const DEFAULT_URL = 'http://127.0.0.1:8080/v1'
+export const DEFAULT_URL = 'http://127.0.0.1:8080/v1'
 const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold']
 
 export const PETS_HELP = `Usage: petstore pets <command>

@@ -32,12 +32,16 @@ export type EventRow = Selectable<EventsTable>
  */
 export const lastEventSeq = () => sql<number>`(select coalesce(max(seq), 0) from events)`
 
+/** Digits of an event id's number: 16 hold every safe integer. */
+export const EVENT_ID_DIGITS = 16
+const EVENT_ID = new RegExp(`^evt_(\\d{${EVENT_ID_DIGITS}})$`)
+
 /** Public event ids sort as text in commit order: `evt_` and the sequence number, zero-padded. */
-export const eventIdOf = (seq: number): string => `evt_${String(seq).padStart(16, '0')}`
+export const eventIdOf = (seq: number): string => `evt_${String(seq).padStart(EVENT_ID_DIGITS, '0')}`
 
 /** The sequence number an event id names, or undefined when it is not one. */
 export function seqOfEventId(id: string): number | undefined {
-  const match = /^evt_(\d{16})$/.exec(id)
+  const match = EVENT_ID.exec(id)
   const seq = match ? Number(match[1]) : 0
   return seq >= 1 && seq <= Number.MAX_SAFE_INTEGER ? seq : undefined
 }

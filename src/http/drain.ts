@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 
 /** How long a kept-alive connection that is idle when the drain begins may still bring one request. */
-const IDLE_GRACE_MS = 1000
+export const IDLE_GRACE_MS = 1000
 
 /**
  * Stops the app the way CONTRACT §12 says: no new connections; requests in flight, and any request that

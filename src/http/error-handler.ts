@@ -4,6 +4,9 @@ import { AppError } from '../errors.js'
 import { redactKeys } from '../redact-keys.js'
 import { BODY_TOO_LARGE, NOT_JSON } from './error.schemas.js'
 
+/** The `Retry-After` of a 503 `unavailable`: the database may answer again a second later. */
+export const UNAVAILABLE_RETRY_AFTER_S = 1
+
 /** Fastify's own errors, as the one sentence a client can act on. */
 const FRAMEWORK_ERRORS: Readonly<Record<string, () => AppError>> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('payload_too_large', BODY_TOO_LARGE),
@@ -31,7 +34,7 @@ export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error
   if (isDatabaseUnavailable(error)) {
     return new AppError('unavailable', 'the database is unavailable: retry in a moment', {
-      'retry-after': '1',
+      'retry-after': String(UNAVAILABLE_RETRY_AFTER_S),
     })
   }
   const fastifyError = error as FastifyError

@@ -89,13 +89,17 @@ export const NEXT_PAGE_LINK = {
   },
 }
 
+/** The largest request body Fastify's parser accepts (app.ts). */
+export const BODY_LIMIT_BYTES = 64 * 1024
 /** What Fastify's body parser refuses, in the words error-handler.ts answers with. */
-export const BODY_TOO_LARGE = 'the body must be at most 64 KiB'
+export const BODY_TOO_LARGE = `the body must be at most ${BODY_LIMIT_BYTES / 1024} KiB`
 export const NOT_JSON = 'Content-Type must be application/json'
 
 /** The refusals of every operation that takes a body. */
 export const BODY_ERRORS = {
-  413: errorResponse({ payload_too_large: { when: 'the body is over 64 KiB', message: BODY_TOO_LARGE } }),
+  413: errorResponse({
+    payload_too_large: { when: `the body is over ${BODY_LIMIT_BYTES / 1024} KiB`, message: BODY_TOO_LARGE },
+  }),
   415: errorResponse({ unsupported_media_type: { when: 'the body is not JSON', message: NOT_JSON } }),
 }
 

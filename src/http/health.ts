@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../errors.js'
 import type { RateLimitStore } from '../rate-limit/rate-limit.port.js'
+import { UNAVAILABLE_RETRY_AFTER_S } from './error-handler.js'
 
 /**
  * Liveness answers while the process runs; readiness only while the stores answer and the process is
@@ -23,7 +24,9 @@ export function registerHealthRoutes(
       await deps.checkReady()
     } catch (error) {
       request.log.warn({ reqId: request.id, err: error }, 'readiness check failed')
-      throw new AppError('unavailable', 'the database does not answer', { 'retry-after': '1' })
+      throw new AppError('unavailable', 'the database does not answer', {
+        'retry-after': String(UNAVAILABLE_RETRY_AFTER_S),
+      })
     }
     // Redis is not required: without it limits hold per instance (CONTRACT §13), and the body says so.
     return { status: 'ready', rateLimits: deps.rateLimitStore.shared ? 'shared' : 'per-instance' }

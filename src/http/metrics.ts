@@ -84,7 +84,7 @@ export interface WebhookQueueProbe {
 }
 
 /** Accounts shown in the in-flight gauge (the busiest): bounded labels whatever the number of accounts. */
-const TOP_ACCOUNTS = 10
+export const TOP_ACCOUNTS = 10
 
 /**
  * The webhook queue's gauges, read from the probe at each scrape. A probe that fails (the database is

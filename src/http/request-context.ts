@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { hasKeyShape } from '../redact-keys.js'
 
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+/** The longest X-Request-Id taken from a client. */
+export const MAX_REQUEST_ID_LENGTH = 128
+const SANE_REQUEST_ID = new RegExp(`^[A-Za-z0-9._:-]{1,${MAX_REQUEST_ID_LENGTH}}$`)
 
 /**
  * The client's X-Request-Id when it is short and plain, else a fresh UUID. One shaped like an API key is

@@ -3,6 +3,8 @@ import { CursorQuery } from '../pagination/keyset.js'
 import { MAX_SAFE_ID, ref } from '../schema-ref.js'
 
 export const DEFAULT_PAGE_SIZE = 20
+/** The most ids one listPets `?id=` may name. */
+export const MAX_IDS = 100
 
 export const PetStatus = Type.Enum(['available', 'pending', 'sold'], {
   $id: 'PetStatus',
@@ -82,10 +84,10 @@ export const ListPetsQuery = Type.Object({
   cursor: CursorQuery,
   id: Type.Optional(
     Type.String({
-      pattern: '^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15}){0,99}$',
-      'x-expected': '1 to 100 ids from 1 to 9007199254740991, separated by commas (id=1,2,3)',
+      pattern: `^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15}){0,${MAX_IDS - 1}}$`,
+      'x-expected': `1 to ${MAX_IDS} ids from 1 to 9007199254740991, separated by commas (id=1,2,3)`,
       description:
-        'Experimental: 1 to 100 comma-separated ids; only those animals that exist, ascending (with ' +
+        `Experimental: 1 to ${MAX_IDS} comma-separated ids; only those animals that exist, ascending (with ` +
         '`status`, only those that have it). Not with `cursor`. Replaces getPet after its removal.',
       examples: ['1,2,3'],
     }),

@@ -45,9 +45,9 @@ export type PetService = ReturnType<typeof createPetService>
 export type OrderHold = (trx: Db, petId: number) => Promise<'open' | 'delivered' | undefined>
 
 /** Pages kept while fresh: every combination of limit and status for the first pages, and then some. */
-const PAGE_CACHE_ENTRIES = 1_000
+export const PAGE_CACHE_ENTRIES = 1_000
 /** Single pets kept while fresh, for getPet. */
-const PET_CACHE_ENTRIES = 10_000
+export const PET_CACHE_ENTRIES = 10_000
 
 export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHold: OrderHold }) {
   const { handle, clock, orderHold } = deps

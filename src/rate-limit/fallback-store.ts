@@ -8,9 +8,9 @@ export interface FallbackEvents {
 }
 
 /** Misses in a row after which requests stop waiting for the primary (CONTRACT §13). */
-const MISSES_BEFORE_SKIPPING = 3
+export const MISSES_BEFORE_SKIPPING = 3
 /** How often, while skipped, a background probe asks whether the primary answers again. */
-const PROBE_INTERVAL_MS = 1000
+export const PROBE_INTERVAL_MS = 1000
 
 /**
  * The shared store (Redis) while it answers; while it does not (an error, or no answer within its

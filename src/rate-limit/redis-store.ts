@@ -17,7 +17,7 @@ type ScriptResult = [
 ]
 
 /** How long start-up waits for Redis before it gives up (and the service does not start). */
-const STARTUP_WAIT_MS = 2_000
+export const STARTUP_WAIT_MS = 2_000
 
 interface ScriptedRedis extends Redis {
   petstoreRateLimit(key: string, ...args: (string | number)[]): Promise<ScriptResult>

@@ -1,5 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { expect, it } from 'vitest'
+import { PURGE_INTERVAL_MS } from '../deps.js'
+import { EVENT_ID_DIGITS } from '../events/events.repository.js'
+import { TOP_ACCOUNTS } from '../http/metrics.js'
+import { MAX_URL_LENGTH } from './address.js'
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import { BUSY_MS, LEASE_MS, LINGER_MS, MAX_IN_FLIGHT, MAX_LANES, POLL_MS, RENEW_MS } from './dispatcher.js'
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
@@ -8,14 +12,33 @@ import { FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS } from './fan-out.js'
 import { OPEN_CIRCUIT_CAP, QUEUE_SIZE } from './lanes.js'
 import { MAX_TTL_S, RESOLVE_DEADLINE_MS } from './resolve.js'
 import { PURGE_BATCH } from './retention.js'
-import { CIRCUIT_OPENS_AFTER } from './schedule.js'
+import {
+  CIRCUIT_OPENS_AFTER,
+  FAILING_DISABLES_AFTER_MS,
+  JITTER,
+  MAX_ATTEMPTS,
+  RETRY_AFTER_CAP_MS,
+  RETRY_DELAYS_MS,
+} from './schedule.js'
+import { EXCERPT_BYTES } from './send.js'
+import { MAX_RETIRED_SECRETS } from './signature.js'
 import { TEST_EVENTS_PER_MINUTE } from './test-events.js'
+import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from './webhooks.schemas.js'
 
 /** The README's prose, its lines joined (a phrase may be wrapped). */
 const readme = readFileSync(new URL('README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
 const n = (value: number) => value.toLocaleString('en')
+const days = (ms: number) => ms / 86_400_000
+/** The README spells five days out. */
+const fiveDays =
+  days(FAILING_DISABLES_AFTER_MS) === 5 ? 'five days' : `${days(FAILING_DISABLES_AFTER_MS)} days`
+/** A delay of the retry schedule as the README writes it: `5 s`, `30 min`, `10 h`. */
+const delay = (ms: number) =>
+  ms < 60_000 ? `${ms / 1000} s` : ms < 3_600_000 ? `${ms / 60_000} min` : `${ms / 3_600_000} h`
 
 it.each([
+  ['what the folder deletes', `deletes them after ${days(RETENTION_MS)} days`],
+  ['event ids', `zero-padded to ${EVENT_ID_DIGITS} digits`],
   ['fan-out events per transaction', `takes up to ${n(FAN_OUT_EVENTS)} of them`],
   ['fan-out attempts per transaction', `writes at most ${n(FAN_OUT_ROWS)} attempts`],
   ['the fan-out gate', `has ${FAN_OUT_AHEAD} attempts due`],
@@ -30,8 +53,36 @@ it.each([
   ['starting nothing unrenewed', `could not renew for ${(LEASE_MS - RENEW_MS) / 1000} s`],
   ['an idle lane', `nothing to send for a ${LINGER_MS === 1000 ? 'second' : `${LINGER_MS} ms`} is let go`],
   ['the steps', `every ${POLL_MS} ms (every ${BUSY_MS} ms while busy)`],
+  ['the answer read', `at most ${EXCERPT_BYTES / 1024} KiB of the answer is read`],
+  [
+    'a step',
+    `at most every ${BUSY_MS} ms while busy: leases renewed (every ${RENEW_MS === 1000 ? 'second' : `${RENEW_MS} ms`})`,
+  ],
+  [
+    'the retry schedule',
+    `schedules the next attempt after ${RETRY_DELAYS_MS.map(delay).join(', ')} (±${JITTER * 100} %`,
+  ],
+  [
+    'Retry-After and the last attempt',
+    `capped at ${RETRY_AFTER_CAP_MS === 3_600_000 ? 'an hour' : `${RETRY_AFTER_CAP_MS} ms`}), and after the ${MAX_ATTEMPTS}th the delivery has failed`,
+  ],
+  ['disabling a failing endpoint', `a failure ${fiveDays} later disables it`],
   ['the circuit', `from ${CIRCUIT_OPENS_AFTER} the circuit is open`],
   ['test events', `at most ${TEST_EVENTS_PER_MINUTE} test events a minute`],
+  [
+    'an account’s endpoints',
+    `at most ${MAX_ENDPOINTS_PER_ACCOUNT} endpoints, each with at most ${MAX_IN_FLIGHT_PER_ENDPOINT} requests ` +
+      `in flight (${OPEN_CIRCUIT_CAP} once it has failed ${CIRCUIT_OPENS_AFTER} times in a row)`,
+  ],
+  [
+    'one failing account’s share',
+    `${MAX_ENDPOINTS_PER_ACCOUNT * OPEN_CIRCUIT_CAP} once its endpoints keep failing`,
+  ],
+  [
+    'what every account shares',
+    `the ${n(MAX_IN_FLIGHT)} sockets and ${n(MAX_LANES)} leased endpoints per instance: about ` +
+      `${Math.round(MAX_LANES / MAX_ENDPOINTS_PER_ACCOUNT / 10) * 10} accounts`,
+  ],
   [
     'one account’s share',
     `holds at most ${MAX_ENDPOINTS_PER_ACCOUNT * MAX_IN_FLIGHT_PER_ENDPOINT} of an instance's ${n(MAX_IN_FLIGHT)} sockets`,
@@ -40,8 +91,23 @@ it.each([
   ['the TTL cap', `at most ${MAX_TTL_S / 60} minutes`],
   [
     'retention',
-    `older than ${RETENTION_MS / 86_400_000} days are deleted, ${n(PURGE_BATCH)} rows per transaction`,
+    `Every ${PURGE_INTERVAL_MS / 60_000} minutes events and finished attempts older than ` +
+      `${days(RETENTION_MS)} days are deleted, ${n(PURGE_BATCH)} rows per transaction`,
   ],
+  ['a test event’s redelivery', `it does not count in the ${TEST_EVENTS_PER_MINUTE} a minute`],
+  [
+    'graceSeconds',
+    `0 to ${n(MAX_GRACE_SECONDS)} (${days(MAX_GRACE_SECONDS * 1000)} days); default ${n(DEFAULT_GRACE_SECONDS)}`,
+  ],
+  [
+    'the secrets that sign',
+    `(the ${MAX_RETIRED_SECRETS} newest: up to ${MAX_RETIRED_SECRETS + 1} signatures)`,
+  ],
+  ['disabling', `a 410 or ${fiveDays} of failures`],
+  ['a deleted endpoint', `a 404 and does not count in the ${MAX_ENDPOINTS_PER_ACCOUNT}.`],
+  ['URLs', `at most ${n(MAX_URL_LENGTH)} characters`],
+  ['the in-flight gauge', `this instance's ${TOP_ACCOUNTS} busiest accounts`],
+  ['the circuit’s threshold', `open after ${CIRCUIT_OPENS_AFTER} failed attempts in a row`],
 ])('src/webhooks/README.md quotes the code: %s', (_, phrase) => {
   expect(readme).toContain(phrase)
 })

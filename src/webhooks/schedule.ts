@@ -1,9 +1,9 @@
 /** Delays before attempts 2 to 8 (Svix's schedule, CONTRACT §14); after the 8th the delivery has failed. */
-const RETRY_DELAYS_MS = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000].map((seconds) => seconds * 1000)
+export const RETRY_DELAYS_MS = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000].map((seconds) => seconds * 1000)
 /** A receiver's Retry-After is honoured up to an hour. */
-const RETRY_AFTER_CAP_MS = 60 * 60 * 1000
+export const RETRY_AFTER_CAP_MS = 60 * 60 * 1000
 /** Each delay is moved by up to this share either way, so that a burst of failures does not retry in step. */
-const JITTER = 0.2
+export const JITTER = 0.2
 /** An endpoint whose deliveries have all failed this long is disabled. */
 export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 60 * 60 * 1000
 

@@ -39,7 +39,7 @@ interface Answer {
   bytes: number
 }
 
-const EXCERPT_BYTES = 1024
+export const EXCERPT_BYTES = 1024
 const ERROR_SNIPPET_CHARS = 200
 
 /**

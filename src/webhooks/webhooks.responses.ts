@@ -15,6 +15,7 @@ import {
   DeliveryAttempts,
   Event,
   Events,
+  MAX_GRACE_SECONDS,
   RedeliveryAccepted,
   TestEventAccepted,
   WebhookEndpoint,
@@ -94,7 +95,7 @@ export const deleteEndpointResponses = {
 
 export const rotateSecretResponses = {
   200: documented(ref(WebhookEndpointWithSecret), 'The endpoint with its new secret (shown this once).'),
-  400: invalidRequest('graceSeconds must be an integer from 0 to 604800'),
+  400: invalidRequest(`graceSeconds must be an integer from 0 to ${MAX_GRACE_SECONDS}`),
   403: INSUFFICIENT_SCOPE,
   404: endpointNotFound,
   ...BODY_ERRORS,

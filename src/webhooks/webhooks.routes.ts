@@ -19,9 +19,11 @@ import {
   updateEndpointResponses,
 } from './webhooks.responses.js'
 import {
+  DEFAULT_GRACE_SECONDS,
   EndpointParams,
   ListDeliveriesQuery,
   ListEndpointsQuery,
+  MAX_GRACE_SECONDS,
   NewWebhookEndpoint,
   SecretRotation,
   WebhookEndpointPatch,
@@ -146,8 +148,8 @@ export function registerWebhookRoutes(
         operationId: 'rotateWebhookSecret',
         summary: "Replace a webhook endpoint's secret (experimental)",
         description:
-          'A new secret, shown this once; needs a `write` key. For `graceSeconds` (default 86400, at most ' +
-          '604800) every delivery carries two signatures, by the new secret and by the old one.',
+          `A new secret, shown this once; needs a \`write\` key. For \`graceSeconds\` (default ${DEFAULT_GRACE_SECONDS}, at most ` +
+          `${MAX_GRACE_SECONDS}) every delivery carries two signatures, by the new secret and by the old one.`,
         ...experimental,
         params: EndpointParams,
         body: ref(SecretRotation),
@@ -159,7 +161,7 @@ export function registerWebhookRoutes(
       endpoints.rotate(
         callerKeyOf(request).id,
         request.params.endpointId,
-        request.body?.graceSeconds ?? 86_400,
+        request.body?.graceSeconds ?? DEFAULT_GRACE_SECONDS,
       ),
   )
 

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox'
-import { EVENT_TYPES, LISTED_EVENT_TYPES } from '../events/events.repository.js'
+import { EVENT_ID_DIGITS, EVENT_TYPES, LISTED_EVENT_TYPES } from '../events/events.repository.js'
 import { Order } from '../orders/orders.schemas.js'
 import { CursorQuery } from '../pagination/keyset.js'
 import { Pet } from '../pets/pets.schemas.js'
@@ -11,6 +11,7 @@ export const SUBSCRIPTIONS = [...EVENT_TYPES, 'pet.*', 'order.*', '*'] as const
 
 /** How long the secret before a rotation keeps signing, at most (7 days); the default is a day. */
 export const MAX_GRACE_SECONDS = 7 * 24 * 60 * 60
+export const DEFAULT_GRACE_SECONDS = 24 * 60 * 60
 
 const EndpointId = Type.String({
   pattern: '^we_[1-9][0-9]{0,14}$',
@@ -18,7 +19,7 @@ const EndpointId = Type.String({
   description: 'The endpoint, `we_…`.',
 })
 const EventId = Type.String({
-  pattern: '^evt_[0-9]{16}$',
+  pattern: `^evt_[0-9]{${EVENT_ID_DIGITS}}$`,
   'x-expected': 'an event id like evt_0000000000000042',
   description: 'The event, `evt_…`: ids sort as text in commit order.',
 })
@@ -101,7 +102,7 @@ export const SecretRotation = Type.Object(
       Type.Integer({
         minimum: 0,
         maximum: MAX_GRACE_SECONDS,
-        default: 86_400,
+        default: DEFAULT_GRACE_SECONDS,
         description: 'How long the old secret keeps signing too (two signatures per delivery).',
       }),
     ),
