@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks'
 import { afterEach, describe, expect, it } from 'vitest'
+import { FAILING_DISABLES_AFTER_MS, JITTER, RETRY_DELAYS_MS } from '../../src/webhooks/schedule.js'
 import { FakeClock, onServices } from '../helpers.js'
 import {
   everyEventFannedOut,
@@ -152,31 +153,50 @@ describe('delivery rules', () => {
     expect(JSON.parse(got?.body ?? '').data.object.name).toBe('seen')
   })
 
-  it('gives up after 8 attempts, and disables an endpoint whose deliveries all failed for 5 days', async () => {
-    // 5 days at this scale: 4.3 s; the 8 attempts of one delivery take 1.3 s.
-    const { receiver, endpoint, createPet, read } = await setUp(
-      { PETSTORE_WEBHOOK_RETRY_SCALE: '0.00001' },
-      () => ({
-        status: 500,
-      }),
-    )
-    await createPet()
-    await receiver.waitFor(8)
-    await expect.poll(() => read(`/webhook_endpoints/${endpoint.id}/deliveries?status=pending`)).toEqual([])
-    expect(receiver.received).toHaveLength(8)
-    for (
-      let index = 0;
-      index < 12 && (await read(`/webhook_endpoints/${endpoint.id}`)).status === 'enabled';
-      index++
-    ) {
-      await createPet(`P${index}`)
-      await new Promise((resolve) => setTimeout(resolve, 500))
-    }
-    expect(await read(`/webhook_endpoints/${endpoint.id}`)).toMatchObject({
-      status: 'disabled',
-      disabledReason: expect.stringMatching(/5 days/),
-    })
-  })
+  it.skipIf(onServices)(
+    'retries on the schedule and never before, gives up after 8 attempts, and disables an endpoint whose deliveries all failed for 5 days',
+    async () => {
+      const clock = new FakeClock(Date.now())
+      const { t, receiver, endpoint, createPet, read } = await setUp(
+        { PETSTORE_WEBHOOK_RETRY_SCALE: '1' },
+        () => ({ status: 500 }),
+        clock,
+      )
+      const settled = () => t.server.dispatcher.settled()
+      const firstFailureAt = clock.now()
+      await createPet()
+      await receiver.waitFor(1)
+      await settled()
+      // Each retry is due its delay (±20 %) after the failure before it: nothing 1 ms before the earliest.
+      for (const [index, delayMs] of RETRY_DELAYS_MS.entries()) {
+        clock.advance(delayMs * (1 - JITTER) - 1)
+        await settled()
+        expect(receiver.received).toHaveLength(index + 1)
+        clock.advance(delayMs * 2 * JITTER + 1)
+        await receiver.waitFor(index + 2)
+        await settled()
+      }
+      // The 8th failed: nothing more, however long.
+      clock.advance(FAILING_DISABLES_AFTER_MS)
+      await settled()
+      expect(receiver.received).toHaveLength(8)
+      expect(await read(`/webhook_endpoints/${endpoint.id}/deliveries?status=pending`)).toEqual([])
+      // A failure 1 ms short of 5 days after the first leaves it enabled; one at 5 days disables it.
+      clock.set(firstFailureAt + FAILING_DISABLES_AFTER_MS - 1)
+      await createPet('short of 5 days')
+      await receiver.waitFor(9)
+      await settled()
+      expect(await read(`/webhook_endpoints/${endpoint.id}`)).toMatchObject({ status: 'enabled' })
+      clock.advance(1)
+      await createPet('5 days')
+      await receiver.waitFor(10)
+      await settled()
+      expect(await read(`/webhook_endpoints/${endpoint.id}`)).toMatchObject({
+        status: 'disabled',
+        disabledReason: expect.stringMatching(/5 days/),
+      })
+    },
+  )
 
   it('counts an answer slower than PETSTORE_WEBHOOK_TIMEOUT_MS as a failure', async () => {
     const { receiver, endpoint, createPet, read } = await setUp(
