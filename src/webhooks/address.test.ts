@@ -1,3 +1,4 @@
+import { createSocket } from 'node:dgram'
 import { describe, expect, it } from 'vitest'
 import {
   type AddressRules,
@@ -144,6 +145,20 @@ describe('checkWebhookUrl with a host name', () => {
     expect(await refusal('https://broken.example.com/', rules({ resolve }))).toBe(
       'the host broken.example.com does not resolve',
     )
+  })
+
+  it('refuses a name whose DNS server never answers, at the resolver deadline, saying so', async () => {
+    const silent = createSocket('udp4')
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve))
+    try {
+      const server = `127.0.0.1:${silent.address().port}`
+      const resolve = createDnsResolve({ servers: [server], deadlineMs: 300 })
+      expect(await refusal('https://hang.example.com/', rules({ resolve }))).toBe(
+        'the host hang.example.com did not resolve in time: its DNS server does not answer',
+      )
+    } finally {
+      silent.close()
+    }
   })
 
   it('refuses an answer that is not an IP address', async () => {

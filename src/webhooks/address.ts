@@ -80,8 +80,18 @@ function literalAddress(hostname: string): ResolvedAddress | undefined {
   return family === 4 || family === 6 ? { address: bare, family } : undefined
 }
 
+/** How a lookup that ran out of time fails (the resolver's deadline cancels it, or c-ares gave up). */
+const OUT_OF_TIME = new Set(['ECANCELLED', 'ETIMEOUT'])
+
 async function resolveAll(hostname: string, resolve: Resolve): Promise<ResolvedAddress[]> {
-  const answers = await resolve(hostname).catch(() => [])
+  const answers = await resolve(hostname).catch((error: NodeJS.ErrnoException) => {
+    if (OUT_OF_TIME.has(error.code ?? '')) {
+      throw new WebhookUrlError(
+        `the host ${hostname} did not resolve in time: its DNS server does not answer`,
+      )
+    }
+    return []
+  })
   if (answers.length === 0) throw new WebhookUrlError(`the host ${hostname} does not resolve`)
   return answers.map(({ address }) => {
     const answer = literalAddress(address)
