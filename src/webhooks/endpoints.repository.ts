@@ -212,6 +212,15 @@ export function createEndpointsRepository(handle: DbHandle) {
         .execute()
     },
     /** Every account's live endpoints (the operators' CLI), ascending id. */
-    all: () => live(handle.db).orderBy('id').execute(),
+    /** Every live endpoint, with its account's key's revocation and expiry (operators' list). */
+    all: () =>
+      handle.db
+        .selectFrom('webhook_endpoints as e')
+        .innerJoin('api_keys as k', 'k.id', 'e.api_key_id')
+        .selectAll('e')
+        .select(['k.revoked_at as key_revoked_at', 'k.expires_at as key_expires_at'])
+        .where('e.deleted_at', 'is', null)
+        .orderBy('e.id')
+        .execute(),
   }
 }

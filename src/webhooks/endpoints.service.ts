@@ -155,13 +155,28 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     patch,
     remove,
     rotate,
-    /** Every account's endpoints, for operators (never a secret). */
-    listAll: async () =>
-      (await repository.all()).map((row) => ({ ...toEndpoint(row), apiKeyId: row.api_key_id })),
+    /**
+     * Every account's endpoints, for operators (never a secret). One whose account's key was revoked or
+     * has expired is shown disabled with that reason: fan-out passes it by (the key's state, judged at
+     * each event, so a key renewed with `keys update --expires` brings it back with nothing to undo).
+     */
+    listAll: async () => {
+      const now = clock.now()
+      return (await repository.all()).map((row) => {
+        const endpoint = { ...toEndpoint(row), apiKeyId: row.api_key_id }
+        const why = row.key_revoked_at !== null ? 'was revoked' : expiredBy(row.key_expires_at, now)
+        if (endpoint.status !== 'enabled' || why === undefined) return endpoint
+        return { ...endpoint, status: 'disabled' as const, disabledReason: `the account's key ${why}` }
+      })
+    },
     /** Disables any account's endpoint (operators, the dispatcher); false when there is no such endpoint. */
     disable: (id: number, reason: string | null): Promise<boolean> =>
       handle.write((trx) => disableIn(trx, id, reason, clock.now())),
   }
 }
+
+/** "expired on <instant>" when `expiresAt` has passed, else undefined. */
+const expiredBy = (expiresAt: number | null, now: number) =>
+  expiresAt !== null && expiresAt <= now ? `expired on ${new Date(expiresAt).toISOString()}` : undefined
 
 const notFound = (id: string) => new AppError('not_found', `webhook endpoint ${id} does not exist`)

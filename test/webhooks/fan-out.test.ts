@@ -137,7 +137,7 @@ it('judges each event by the subscription in force at its commit, however late i
   expect(await db.selectFrom('webhook_subscription_history').selectAll().execute()).toEqual([])
 })
 
-it('fans out nothing to the endpoints of an account whose key was revoked or has expired', async (context) => {
+it('fans out nothing to the endpoints of an account whose key was revoked or has expired, and again once renewed', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
   const { db } = handle
@@ -164,4 +164,19 @@ it('fans out nothing to the endpoints of an account whose key was revoked or has
     .select('e.api_key_id')
     .execute()
   expect(targets.map((row) => row.api_key_id)).toEqual([live])
+  // The expired key renewed (`keys update --expires`): its endpoints take the next event again.
+  const [, , expired] = accounts as [number, number, number]
+  await t.deps.apiKeys.updateApiKey(expired, { expiresAt: null })
+  await db
+    .insertInto('events')
+    .values({ ...event, created_at: t.clock.now() })
+    .execute()
+  await handle.write((trx) => fanOut.fanOut(trx, t.clock.now()))
+  const after = await db
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
+    .select('e.api_key_id')
+    .orderBy('a.id')
+    .execute()
+  expect(after.map((row) => row.api_key_id)).toEqual([live, live, expired])
 })
