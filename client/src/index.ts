@@ -32,6 +32,6 @@ export type {
   RequestOptions,
   RetryNotice,
 } from './options.js'
-export type { RateLimitState } from './rate-limit-state.js'
+export { parseRetryAfter, type RateLimitState } from './rate-limit-state.js'
 export type { ListOrdersOptions, OrderPage, PlaceOrderOptions, StoreClient } from './store.js'
 export type { Page, PageOptions, WebhooksClient } from './webhooks.js'

@@ -33,11 +33,21 @@ export function readRateLimit(headers: Headers): RateLimitState | undefined {
 
 /** Retry-After in milliseconds: delta-seconds, or an HTTP date (RFC 9110); undefined when absent. */
 export function readRetryAfterMs(headers: Headers, now: number): number | undefined {
-  const text = headers.get('retry-after')?.trim() ?? null
+  return parseRetryAfter(headers.get('retry-after'), now)
+}
+
+/**
+ * A Retry-After value in milliseconds from `now`: delta-seconds, or an HTTP date (RFC 9110; a past one is
+ * 0). Undefined when absent or unreadable. The one reading of it, the client's and the service's webhook
+ * sender's.
+ *
+ * @example parseRetryAfter('7', Date.now()) // 7000
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number): number | undefined {
+  const text = value?.trim() ?? null
   const seconds = wholeNumber(text)
   if (seconds !== undefined) return seconds * 1000
-  // An HTTP date has a day or month name; without one, V8 would read `-5` as a date too (the service's
-  // webhook sender reads Retry-After the same way).
+  // An HTTP date has a day or month name; without one, V8 would read `-5` as a date too.
   const date = text !== null && /[a-z]/i.test(text) ? Date.parse(text) : Number.NaN
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }

@@ -7,7 +7,7 @@ import {
 } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createAgentPool, parseRetryAfter, postWebhook, type WebhookRequest } from './send.js'
+import { createAgentPool, postWebhook, type WebhookRequest } from './send.js'
 
 interface Received {
   method: string | undefined
@@ -195,22 +195,6 @@ describe('postWebhook', () => {
     const response = await postWebhook(request)
     expect(response.httpStatus).toBeNull()
     expect(response.error).toMatch(/x-bad/)
-  })
-})
-
-describe('parseRetryAfter', () => {
-  const now = Date.parse('2025-01-01T00:00:00Z')
-
-  it('reads delta-seconds and HTTP dates, a past date as 0', () => {
-    expect(parseRetryAfter('120', now)).toBe(120_000)
-    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:30 GMT', now)).toBe(30_000)
-    expect(parseRetryAfter('Tue, 31 Dec 2024 23:00:00 GMT', now)).toBe(0)
-  })
-
-  it('is undefined when absent or unreadable', () => {
-    expect(parseRetryAfter(undefined, now)).toBeUndefined()
-    expect(parseRetryAfter('soon', now)).toBeUndefined()
-    expect(parseRetryAfter('-5', now)).toBeUndefined()
   })
 })
 

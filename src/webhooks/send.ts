@@ -2,6 +2,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http'
 import { Agent as HttpAgent, request as httpRequest } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { StringDecoder } from 'node:string_decoder'
+import { parseRetryAfter } from '@petstore/client'
 import { pinnedLookup, type ResolvedAddress } from './address.js'
 
 export interface WebhookRequest {
@@ -169,21 +170,6 @@ function describeStatus(status: number, excerpt: string): string | null {
   if (status >= 300 && status < 400) return `HTTP ${status} (redirects are not followed)`
   const snippet = excerpt.replace(/\s+/g, ' ').trim().slice(0, ERROR_SNIPPET_CHARS)
   return snippet === '' ? `HTTP ${status}` : `HTTP ${status}: ${snippet}`
-}
-
-/**
- * A Retry-After value in milliseconds from `nowMs`: delta-seconds or an HTTP date (a past date is 0).
- * Undefined when absent or unreadable.
- *
- * @example parseRetryAfter('7', Date.now()) // 7000
- */
-export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
-  if (value === undefined) return undefined
-  const text = value.trim()
-  if (/^\d+$/.test(text)) return Number(text) * 1000
-  // An HTTP date has a day or month name; without one, V8 would read `-5` as a date too.
-  const at = /[a-z]/i.test(text) ? Date.parse(text) : Number.NaN
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs)
 }
 
 function noAnswer(error: string): Outcome {

@@ -1,6 +1,5 @@
 import { expect, it } from 'vitest'
-import { readRetryAfterMs } from '../../client/src/rate-limit-state.js'
-import { parseRetryAfter } from '../../src/webhooks/send.js'
+import { parseRetryAfter, readRetryAfterMs } from '../../client/src/rate-limit-state.js'
 
 const now = Date.parse('2026-11-26T12:00:00Z')
 
@@ -14,7 +13,10 @@ it.each([
   ['1.5', undefined],
   ['soon', undefined],
   ['', undefined],
-])('the client and the webhook sender read Retry-After %j alike: %j ms', (value, expected) => {
-  expect(readRetryAfterMs(new Headers({ 'retry-after': value }), now)).toBe(expected)
-  expect(parseRetryAfter(value, now)).toBe(expected)
-})
+])(
+  'Retry-After %j is %j ms, from a header and as a value (as the webhook sender reads it)',
+  (value, expected) => {
+    expect(readRetryAfterMs(new Headers({ 'retry-after': value }), now)).toBe(expected)
+    expect(parseRetryAfter(value, now)).toBe(expected)
+  },
+)
