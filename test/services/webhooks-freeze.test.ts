@@ -61,13 +61,15 @@ test('an instance frozen mid-write for 60 s holds up the others’ writes and de
     body: JSON.stringify({ url, events: ['pet.created'] }),
   })
   expect(subscribed.status).toBe(201)
-  // Every instance writes (so the one frozen is most likely inside a transaction, holding its locks)...
+  // Every instance writes: the one to be frozen as fast as it answers (so it is most likely inside a
+  // transaction, holding its locks), the other two paced, so that 60 s of it leave the machine to the
+  // suite's other file (test:services runs two at once)...
   let writing = true
   const results: { instance: number; at: number; status: number; id?: number }[] = []
   const writers = [0, 1, 2].map(async (instance) => {
     for (let n = 0; writing; n++) {
       results.push({ instance, ...(await createOn(instance, `w${instance}-${n}`)) })
-      await delay(5)
+      await delay(instance === 0 ? 5 : 25)
     }
   })
   // ...and instance 0 delivers: it has just sent, so it holds the endpoint's lease when it freezes.
