@@ -15,7 +15,7 @@ export interface RunningServer {
   app: FastifyInstance
   /** The stores and services it serves with (the demo seeds through them). */
   deps: Deps
-  /** Its webhook dispatcher (tests wait on `settled()` to know that nothing more will be sent). */
+  /** Its webhook dispatcher (tests wait on `whenIdle()` to know that it sends nothing more). */
   dispatcher: Dispatcher
   /** Drains (http/drain.ts: no new connections, requests in flight finish), then closes the stores. */
   close(): Promise<void>

@@ -84,8 +84,8 @@ function literalAddress(hostname: string): ResolvedAddress | undefined {
 const OUT_OF_TIME = new Set(['ECANCELLED', 'ETIMEOUT'])
 
 async function resolveAll(hostname: string, resolve: Resolve): Promise<ResolvedAddress[]> {
-  const answers = await resolve(hostname).catch((error: NodeJS.ErrnoException) => {
-    if (OUT_OF_TIME.has(error.code ?? '')) {
+  const answers = await resolve(hostname).catch((error: NodeJS.ErrnoException | undefined) => {
+    if (OUT_OF_TIME.has(error?.code ?? '')) {
       throw new WebhookUrlError(
         `the host ${hostname} did not resolve in time: its DNS server does not answer`,
       )

@@ -138,18 +138,24 @@ export function createAttemptsRepository(handle: DbHandle) {
     const claimed = await loadClaimed(trx, ids, now)
     // An attempt whose event was purged (30 days) cannot be made: it ends here instead of coming back.
     const gone = ids.filter((id) => !claimed.some((attempt) => attempt.id === id))
-    if (gone.length > 0) {
-      await trx
-        .updateTable('webhook_attempts')
-        .set({ status: 'failed', error: 'the event is older than 30 days', lease_token: null, at: now })
-        .where('id', 'in', gone)
-        .execute()
-    }
+    await fail(trx, gone, 'the event is older than 30 days', now)
     return claimed
+  }
+
+  /** Ends pending attempts as failed with `error`, made at `now` (never sent). */
+  async function fail(trx: Db, ids: readonly number[], error: string, now: number): Promise<void> {
+    if (ids.length === 0) return
+    await trx
+      .updateTable('webhook_attempts')
+      .set({ status: 'failed', error, lease_token: null, at: now })
+      .where('id', 'in', [...ids])
+      .where('status', '=', 'pending')
+      .execute()
   }
 
   return {
     take,
+    fail,
     /**
      * Whether the attempt is still pending and `owner`'s (read just before it starts): synchronous on
      * SQLite, whose reads are.

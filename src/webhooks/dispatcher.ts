@@ -8,7 +8,9 @@ import { createEventsRepository } from '../events/events.repository.js'
 import type { AddressRules } from './address.js'
 import { makeAttempt } from './attempt.js'
 import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
+import { createEndedAccounts } from './ended-accounts.js'
 import { createFanOut } from './fan-out.js'
+import { createIdleWaiters } from './idle-waiters.js'
 import { createLanes, wantFor } from './lanes.js'
 import { createLeasesRepository, ownerIdOf } from './leases.repository.js'
 import { createAgentPool } from './send.js'
@@ -65,6 +67,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   const attempts = createAttemptsRepository(handle)
   const leases = createLeasesRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
+  const withoutEndedAccounts = createEndedAccounts(handle)
   const agents = createAgentPool()
   /** Local time of the start of the last step that renewed every lease (or leased them). */
   let renewedAt = 0
@@ -72,9 +75,9 @@ export function createDispatcher(deps: DispatcherDeps) {
   let timerDue = Number.POSITIVE_INFINITY
   let stepping: Promise<boolean> | undefined
   let stopping = false
-  /** Steps begun so far, and who waits for a quiet step begun after a given one (`settled`). */
+  /** Steps begun so far, and who waits for an idle step begun after a given one (`whenIdle`). */
   let stepsBegun = 0
-  let quietWaiters: { after: number; resolve: () => void }[] = []
+  const idleWaiters = createIdleWaiters()
   const lanes = createLanes({
     maxInFlight: MAX_IN_FLIGHT,
     run: (claimed, signal) =>
@@ -113,16 +116,13 @@ export function createDispatcher(deps: DispatcherDeps) {
     let failed = false
     stepping = step(true).catch((error: unknown) => {
       logger.warn({ err: error }, 'webhook dispatch failed; trying again shortly')
+      idleWaiters.tell(begun, new Error('a webhook dispatch step failed', { cause: error }))
       failed = true
       return false
     })
     const busy = await stepping
     stepping = undefined
-    if (!busy && !failed && !lanes.busy()) {
-      const quiet = quietWaiters.filter((waiter) => waiter.after < begun)
-      quietWaiters = quietWaiters.filter((waiter) => waiter.after >= begun)
-      for (const waiter of quiet) waiter.resolve()
-    }
+    if (!busy && !failed && !lanes.hasWork()) idleWaiters.tell(begun)
     wake(busy ? BUSY_MS : POLL_MS)
   }
 
@@ -164,17 +164,21 @@ export function createDispatcher(deps: DispatcherDeps) {
       ]
       await leases.lockRows(trx, [...new Set(touched)])
       const settled = await settler.settleAll(trx, ended, owner, now)
-      const fanned = work.fan ? await fanOut.fanOut(trx, now) : 0
+      if (work.fan) await fanOut.fanOut(trx, now)
       const limit = MAX_LANES - lanes.size
       const acquired = work.acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
       const fresh = acquired.map((endpoint) => ({ endpointId: endpoint.id, count: wantFor(0) }))
       const stillHeld = new Set(held)
       const kept = wants.filter((want) => stillHeld.has(want.endpointId))
-      const taken = await attempts.take(trx, { owner, wants: [...kept, ...fresh], now })
+      const taken = await withoutEndedAccounts(
+        trx,
+        await attempts.take(trx, { owner, wants: [...kept, ...fresh], now }),
+        now,
+      )
       const withWork = new Set(taken.map((claimed) => claimed.endpoint.id))
       const letGo = idle.filter((id) => stillHeld.has(id) && !withWork.has(id))
       await leases.release(trx, owner, letGo)
-      return { held, settled, fanned, acquired, taken, letGo }
+      return { held, settled, acquired, taken, letGo }
     })
   }
 
@@ -194,21 +198,24 @@ export function createDispatcher(deps: DispatcherDeps) {
     lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
     lanes.add(result.acquired, work.startedAt)
     lanes.enqueue(result.taken)
-    return work.ended.length > 0 || result.fanned > 0 || result.taken.length > 0 || result.acquired.length > 0
+    // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).
+    return work.ended.length > 0 || work.fan || result.taken.length > 0 || result.acquired.length > 0
   }
 
   return {
     start: () => wake(0),
     /**
      * Resolves after a step begun after this call found nothing to do (nothing due by the clock, nothing
-     * queued, in flight or left to write down): from then on nothing is sent until something new is
-     * written or the clock moves. Tests of "nothing was sent" wait on it instead of sleeping.
+     * queued, in flight or left to write down): from then on this dispatcher sends nothing until
+     * something new is written or the clock reaches a later due time. Tests of "nothing was sent" wait on
+     * it, with a fake clock where a moment matters, instead of sleeping. Rejects when a step fails or the
+     * dispatcher stops.
      */
-    settled(): Promise<void> {
-      const after = stepsBegun
-      const quiet = new Promise<void>((resolve) => quietWaiters.push({ after, resolve }))
+    whenIdle(): Promise<void> {
+      if (stopping) return Promise.reject(new Error('the webhook dispatcher is stopping'))
+      const idle = idleWaiters.wait(stepsBegun)
       wake(0)
-      return quiet
+      return idle
     },
     /** Requests in flight per account (the metrics' top accounts). */
     inFlightByAccount: () => lanes.inFlightByAccount(),
@@ -219,6 +226,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     async stop(deadlineMs: number): Promise<void> {
       stopping = true
       clearTimeout(timer)
+      idleWaiters.tell(Number.POSITIVE_INFINITY, new Error('the webhook dispatcher is stopping'))
       await stepping
       let deadline: NodeJS.Timeout | undefined
       const late = new Promise<void>((resolve) => {

@@ -211,8 +211,7 @@ export function createEndpointsRepository(handle: DbHandle) {
         .values({ endpoint_id: id, until_seq: lastEventSeq(), events })
         .execute()
     },
-    /** Every account's live endpoints (the operators' CLI), ascending id. */
-    /** Every live endpoint, with its account's key's revocation and expiry (operators' list). */
+    /** Every live endpoint, with its account's key's revocation and expiry (operators' list), by id. */
     all: () =>
       handle.db
         .selectFrom('webhook_endpoints as e')
@@ -221,6 +220,15 @@ export function createEndpointsRepository(handle: DbHandle) {
         .select(['k.revoked_at as key_revoked_at', 'k.expires_at as key_expires_at'])
         .where('e.deleted_at', 'is', null)
         .orderBy('e.id')
+        .execute(),
+    /** Of endpoints `ids`, those whose account's key was revoked or expired by `now`, with the key's times. */
+    endedAccountsIn: (trx: Db, ids: readonly number[], now: number) =>
+      trx
+        .selectFrom('webhook_endpoints as e')
+        .innerJoin('api_keys as k', 'k.id', 'e.api_key_id')
+        .select(['e.id', 'k.revoked_at', 'k.expires_at'])
+        .where('e.id', 'in', [...ids])
+        .where((eb) => eb.or([eb('k.revoked_at', 'is not', null), eb('k.expires_at', '<=', now)]))
         .execute(),
   }
 }

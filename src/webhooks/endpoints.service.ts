@@ -9,6 +9,7 @@ import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import { createAttemptsRepository } from './attempts.repository.js'
 import { createDisabler } from './disable.js'
+import { endedKeyReason } from './ended-accounts.js'
 import { createEndpointsRepository, type EndpointRow } from './endpoints.repository.js'
 import { MAX_RETIRED_SECRETS, newSecret, retiredSecrets } from './signature.js'
 import type { NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from './webhooks.schemas.js'
@@ -164,9 +165,10 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
       const now = clock.now()
       return (await repository.all()).map((row) => {
         const endpoint = { ...toEndpoint(row), apiKeyId: row.api_key_id }
-        const why = row.key_revoked_at !== null ? 'was revoked' : expiredBy(row.key_expires_at, now)
+        const key = { revokedAt: row.key_revoked_at, expiresAt: row.key_expires_at }
+        const why = endedKeyReason(key, now)
         if (endpoint.status !== 'enabled' || why === undefined) return endpoint
-        return { ...endpoint, status: 'disabled' as const, disabledReason: `the account's key ${why}` }
+        return { ...endpoint, status: 'disabled' as const, disabledReason: why }
       })
     },
     /** Disables any account's endpoint (operators, the dispatcher); false when there is no such endpoint. */
@@ -174,9 +176,5 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
       handle.write((trx) => disableIn(trx, id, reason, clock.now())),
   }
 }
-
-/** "expired on <instant>" when `expiresAt` has passed, else undefined. */
-const expiredBy = (expiresAt: number | null, now: number) =>
-  expiresAt !== null && expiresAt <= now ? `expired on ${new Date(expiresAt).toISOString()}` : undefined
 
 const notFound = (id: string) => new AppError('not_found', `webhook endpoint ${id} does not exist`)

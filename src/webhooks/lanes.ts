@@ -195,8 +195,9 @@ export function createLanes(options: LanesOptions) {
       return taken
     },
     ids: () => [...lanes.keys()],
-    /** Whether anything is queued, in flight or ended and not yet written down. */
-    busy: () => ended.length > 0 || inFlight > 0 || [...lanes.values()].some((lane) => lane.queue.length > 0),
+    /** Whether anything is queued, in flight, or ended and not yet written down. */
+    hasWork: () =>
+      ended.length > 0 || inFlight > 0 || [...lanes.values()].some((lane) => lane.queue.length > 0),
     /** Every attempt in flight, to wait for at shutdown. */
     running: (): Running[] => [...lanes.values()].flatMap((lane) => [...lane.running.values()]),
     /** Aborts every attempt in flight; none is written down (the dispatcher gives them back). */

@@ -62,13 +62,13 @@ describe('delivery rules', () => {
       await createPet()
       await receiver.waitFor(1)
       // Written down (the retry due 120 s from now: the schedule alone says 4 to 6 s, Retry-After is a floor).
-      await t.server.dispatcher.settled()
+      await t.server.dispatcher.whenIdle()
       clock.advance(119_999)
-      await t.server.dispatcher.settled()
+      await t.server.dispatcher.whenIdle()
       expect(receiver.received).toHaveLength(1)
       clock.advance(1)
       await receiver.waitFor(2)
-      await t.server.dispatcher.settled()
+      await t.server.dispatcher.whenIdle()
       expect(receiver.received).toHaveLength(2)
     },
   )
@@ -162,39 +162,67 @@ describe('delivery rules', () => {
         () => ({ status: 500 }),
         clock,
       )
-      const settled = () => t.server.dispatcher.settled()
+      const idle = () => t.server.dispatcher.whenIdle()
       const firstFailureAt = clock.now()
       await createPet()
       await receiver.waitFor(1)
-      await settled()
+      await idle()
       // Each retry is due its delay (±20 %) after the failure before it: nothing 1 ms before the earliest.
       for (const [index, delayMs] of RETRY_DELAYS_MS.entries()) {
         clock.advance(delayMs * (1 - JITTER) - 1)
-        await settled()
+        await idle()
         expect(receiver.received).toHaveLength(index + 1)
         clock.advance(delayMs * 2 * JITTER + 1)
         await receiver.waitFor(index + 2)
-        await settled()
+        await idle()
       }
-      // The 8th failed: nothing more, however long.
-      clock.advance(FAILING_DISABLES_AFTER_MS)
-      await settled()
+      // The 8th failed: nothing more, days on (the clock only moves forward).
+      clock.set(firstFailureAt + FAILING_DISABLES_AFTER_MS - 1)
+      await idle()
       expect(receiver.received).toHaveLength(8)
       expect(await read(`/webhook_endpoints/${endpoint.id}/deliveries?status=pending`)).toEqual([])
       // A failure 1 ms short of 5 days after the first leaves it enabled; one at 5 days disables it.
-      clock.set(firstFailureAt + FAILING_DISABLES_AFTER_MS - 1)
       await createPet('short of 5 days')
       await receiver.waitFor(9)
-      await settled()
+      await idle()
       expect(await read(`/webhook_endpoints/${endpoint.id}`)).toMatchObject({ status: 'enabled' })
       clock.advance(1)
       await createPet('5 days')
       await receiver.waitFor(10)
-      await settled()
+      await idle()
       expect(await read(`/webhook_endpoints/${endpoint.id}`)).toMatchObject({
         status: 'disabled',
         disabledReason: expect.stringMatching(/5 days/),
       })
+    },
+  )
+
+  it.skipIf(onServices)(
+    'sends nothing more once the account’s key is revoked: a retry due then ends as failed, with why',
+    async () => {
+      const clock = new FakeClock(Date.now())
+      const { t, receiver, key, createPet } = await setUp(
+        { PETSTORE_WEBHOOK_RETRY_SCALE: '1' },
+        () => ({ status: 500 }),
+        clock,
+      )
+      await createPet()
+      await receiver.waitFor(1)
+      await t.server.dispatcher.whenIdle()
+      await t.deps.apiKeys.revokeApiKey((await t.deps.apiKeys.verifyApiKey(key)).id)
+      // Past the retry's latest moment (5 s + 20 %): it is taken, and ends unsent.
+      clock.advance((RETRY_DELAYS_MS[0] ?? 0) * (1 + JITTER) + 1)
+      await t.server.dispatcher.whenIdle()
+      expect(receiver.received).toHaveLength(1)
+      const attempts = await t.deps.database.db
+        .selectFrom('webhook_attempts')
+        .select(['attempt', 'status', 'error'])
+        .orderBy('id')
+        .execute()
+      expect(attempts).toEqual([
+        { attempt: 1, status: 'failed', error: expect.stringMatching(/500/) },
+        { attempt: 2, status: 'failed', error: "the account's key was revoked" },
+      ])
     },
   )
 
@@ -217,6 +245,8 @@ describe('delivery rules', () => {
     const { t, key, createPet } = await setUp({}, () => ({ status: 200, delayMs: 2000 }))
     // The slow endpoint has 250 due attempts ahead of anything the fast one will get.
     await Promise.all(Array.from({ length: 250 }, (_, i) => createPet(`backlog ${i}`)))
+    // Its 250 attempts written before the fast endpoint exists.
+    await everyEventFannedOut(t)
     const fast = await startReceiver()
     receivers.push(fast)
     const url = `http://hooks.test:${fast.port}/fast`

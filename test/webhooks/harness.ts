@@ -156,7 +156,7 @@ export interface WebhookApp {
  * The service as `npm start` runs it (server.ts: the app and its webhook dispatcher) on fresh stores, with
  * private addresses allowed (receivers are on loopback), names under `.test` resolving to loopback and the
  * retry schedule compressed 1000 times. With `clock` (a FakeClock), due times and leases follow it on
- * SQLite: a test moves it past a moment and waits for `server.dispatcher.settled()` to see that nothing
+ * SQLite: a test moves it past a moment and waits for `server.dispatcher.whenIdle()` to see that nothing
  * was sent before it.
  */
 export async function startWebhookApp(
