@@ -1,10 +1,25 @@
 import type { DeliveryAttempt, PetstoreClient } from '@petstore/client'
 import { useEffect, useState } from 'preact/hooks'
+import { DataTable } from './data-table.js'
 import { formatNumber, Time } from './format.js'
 import { useAction, useLoad } from './load.js'
 import { Pager, usePages } from './pager.js'
 import { Problem, READ_ONLY_NOTE_ID } from './problem.js'
 import { SuccessStrip } from './success-strip.js'
+
+/** The delivery log's columns; the last holds each attempt's Redeliver button. */
+const ATTEMPT_COLUMNS = [
+  'At',
+  'Event',
+  'Attempt',
+  'Status',
+  'HTTP',
+  'Duration',
+  'Error',
+  <span class="visually-hidden" key="action">
+    Action
+  </span>,
+]
 
 type Status = DeliveryAttempt['status']
 const PAGE = 20
@@ -81,63 +96,44 @@ export function DeliveryLog({ client, endpointId, canWrite, round }: Props) {
         </p>
       )}
       {page.data && page.data.items.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption>Attempts, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">At</th>
-                <th scope="col">Event</th>
-                <th scope="col">Attempt</th>
-                <th scope="col">Status</th>
-                <th scope="col">HTTP</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Error</th>
-                <th scope="col">
-                  <span class="visually-hidden">Action</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.items.map((attempt) => (
-                <tr key={`${attempt.eventId}|${attempt.attempt}|${attempt.at}`} data-event={attempt.eventId}>
-                  <td>
-                    <Time at={attempt.at} />
-                  </td>
-                  <td>
-                    <code>{attempt.eventId}</code>
-                  </td>
-                  <td>{attempt.attempt}</td>
-                  <td>
-                    <span class={`badge ${attempt.status}`}>{attempt.status}</span>
-                  </td>
-                  <td>{attempt.httpStatus ?? '–'}</td>
-                  <td>{attempt.durationMs === null ? '–' : `${formatNumber(attempt.durationMs)} ms`}</td>
-                  <td>{attempt.error ?? ''}</td>
-                  <td>
-                    <button
-                      type="button"
-                      disabled={!canWrite || redeliver.busy}
-                      aria-describedby={canWrite ? undefined : READ_ONLY_NOTE_ID}
-                      aria-label={`Redeliver ${attempt.eventId}`}
-                      onClick={() =>
-                        void redeliver
-                          .run(() => client.webhooks.redeliver(attempt.eventId, endpointId))
-                          .then((sent) => {
-                            if (!sent) return
-                            setRedelivered(attempt.eventId)
-                            page.reload()
-                          })
-                      }
-                    >
-                      Redeliver
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Attempts, newest first" columns={ATTEMPT_COLUMNS}>
+          {page.data.items.map((attempt) => (
+            <tr key={`${attempt.eventId}|${attempt.attempt}|${attempt.at}`} data-event={attempt.eventId}>
+              <td>
+                <Time at={attempt.at} />
+              </td>
+              <td>
+                <code>{attempt.eventId}</code>
+              </td>
+              <td>{attempt.attempt}</td>
+              <td>
+                <span class={`badge ${attempt.status}`}>{attempt.status}</span>
+              </td>
+              <td>{attempt.httpStatus ?? '–'}</td>
+              <td>{attempt.durationMs === null ? '–' : `${formatNumber(attempt.durationMs)} ms`}</td>
+              <td>{attempt.error ?? ''}</td>
+              <td>
+                <button
+                  type="button"
+                  disabled={!canWrite || redeliver.busy}
+                  aria-describedby={canWrite ? undefined : READ_ONLY_NOTE_ID}
+                  aria-label={`Redeliver ${attempt.eventId}`}
+                  onClick={() =>
+                    void redeliver
+                      .run(() => client.webhooks.redeliver(attempt.eventId, endpointId))
+                      .then((sent) => {
+                        if (!sent) return
+                        setRedelivered(attempt.eventId)
+                        page.reload()
+                      })
+                  }
+                >
+                  Redeliver
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <Pager
         label="Delivery log pages"

@@ -1,5 +1,6 @@
 import type { PetstoreClient, RateLimitStatus } from '@petstore/client'
 import { useEffect, useRef } from 'preact/hooks'
+import { DataTable } from './data-table.js'
 import { formatCountdown, formatNumber, Time } from './format.js'
 import { useLoad, useNow } from './load.js'
 import { Problem } from './problem.js'
@@ -49,24 +50,13 @@ export function KeySection({ client, first }: { client: PetstoreClient; first: R
           ).
         </p>
       )}
-      <div class="table-wrap">
-        <table>
-          <caption>Rate limits, as of the last check (every 5 s)</caption>
-          <thead>
-            <tr>
-              <th scope="col">Window</th>
-              <th scope="col">Limit</th>
-              <th scope="col">Used</th>
-              <th scope="col">Left</th>
-              <th scope="col">Resets</th>
-            </tr>
-          </thead>
-          <tbody>
-            <WindowRow name="minute" window={current.limits.minute} now={now} />
-            <WindowRow name="day" window={current.limits.day} now={now} />
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        caption="Rate limits, as of the last check (every 5 s)"
+        columns={['Window', 'Limit', 'Used', 'Left', 'Resets']}
+      >
+        <WindowRow name="minute" window={current.limits.minute} now={now} />
+        <WindowRow name="day" window={current.limits.day} now={now} />
+      </DataTable>
       <Problem error={standing.error} />
     </section>
   )

@@ -1,4 +1,5 @@
 import type { PetstoreClient } from '@petstore/client'
+import { DataTable } from './data-table.js'
 import { Time } from './format.js'
 import { useLoad } from './load.js'
 import { Pager, usePages } from './pager.js'
@@ -24,33 +25,20 @@ export function OrdersSection({ client }: { client: PetstoreClient }) {
         </p>
       )}
       {orders.data && orders.data.orders.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption>Orders, oldest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Order</th>
-                <th scope="col">Pet</th>
-                <th scope="col">Status</th>
-                <th scope="col">Placed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {orders.data.orders.map((order) => (
-                <tr key={order.id} data-order={order.id}>
-                  <td>{order.id}</td>
-                  <td>{order.petId}</td>
-                  <td>
-                    <span class={`badge ${order.status}`}>{order.status}</span>
-                  </td>
-                  <td>
-                    <Time at={order.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Orders, oldest first" columns={['Order', 'Pet', 'Status', 'Placed']}>
+          {orders.data.orders.map((order) => (
+            <tr key={order.id} data-order={order.id}>
+              <td>{order.id}</td>
+              <td>{order.petId}</td>
+              <td>
+                <span class={`badge ${order.status}`}>{order.status}</span>
+              </td>
+              <td>
+                <Time at={order.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <Pager
         label="Order pages"

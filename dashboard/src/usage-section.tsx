@@ -1,5 +1,6 @@
 import type { PetstoreClient } from '@petstore/client'
 import { useEffect, useRef } from 'preact/hooks'
+import { DataTable } from './data-table.js'
 import { formatNumber } from './format.js'
 import { useLoad } from './load.js'
 import { Problem } from './problem.js'
@@ -56,32 +57,17 @@ function Chart({ rows, label }: { rows: UsageRow[]; label: string }) {
 
 function UsageTable({ rows }: { rows: UsageRow[] }) {
   return (
-    <div class="table-wrap">
-      <table class="usage">
-        <caption>Requests per UTC day, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Day (UTC)</th>
-            {CLASSES.map((name) => (
-              <th scope="col" key={name}>
-                {name}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={row.day} data-day={row.day}>
-              <th scope="row">{row.day}</th>
-              {CLASSES.map((name) => (
-                <td key={name} data-class={name}>
-                  {formatNumber(row[name])}
-                </td>
-              ))}
-            </tr>
+    <DataTable class="usage" caption="Requests per UTC day, newest first" columns={['Day (UTC)', ...CLASSES]}>
+      {rows.map((row) => (
+        <tr key={row.day} data-day={row.day}>
+          <th scope="row">{row.day}</th>
+          {CLASSES.map((name) => (
+            <td key={name} data-class={name}>
+              {formatNumber(row[name])}
+            </td>
           ))}
-        </tbody>
-      </table>
-    </div>
+        </tr>
+      ))}
+    </DataTable>
   )
 }
