@@ -94,16 +94,20 @@ export function createEndpointsRepository(handle: DbHandle) {
     async forgetSubscriptionsBefore(trx: Db, seq: number): Promise<void> {
       await trx.deleteFrom('webhook_subscription_history').where('until_seq', '<', seq).execute()
     },
-    /** The account's enabled live endpoints with their subscriptions (a redelivery's targets). */
-    enabledOfAccount: (trx: Db, apiKeyId: number) =>
-      trx
+    /**
+     * The account's enabled live endpoints with their subscriptions (a redelivery's targets), their rows
+     * locked to the end of `trx` on PostgreSQL, in id order, as `lockOwnIn` locks one.
+     */
+    lockEnabledOfAccount(trx: Db, apiKeyId: number) {
+      const query = trx
         .selectFrom('webhook_endpoints')
         .select(['id', 'events'])
         .where('api_key_id', '=', apiKeyId)
         .where('status', '=', 'enabled')
         .where('deleted_at', 'is', null)
         .orderBy('id')
-        .execute(),
+      return (handle.dialect === 'postgres' ? query.forUpdate() : query).execute()
+    },
     /** After a success of each: the failing streak ends and the circuit closes (one statement). */
     async closeCircuits(trx: Db, ids: readonly number[]): Promise<void> {
       if (ids.length === 0) return

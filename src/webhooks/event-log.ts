@@ -72,17 +72,22 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
     return { items: keyed.items.map(({ row }) => eventBodyOf(row)), nextCursor: keyed.nextCursor }
   }
 
-  /** The caller's endpoints a redelivery goes to: the one named (enabled), or every enabled one subscribed. */
+  /**
+   * The caller's endpoints a redelivery goes to: the one named (enabled), or every enabled one subscribed.
+   * Their rows are locked (PostgreSQL), as a test event locks its endpoint: a disabling PATCH or a DELETE
+   * that commits first is seen here, and one that comes later waits for the attempts written by this
+   * transaction, then ends them.
+   */
   async function targetsOf(trx: Db, apiKeyId: number, type: string, endpointId?: string): Promise<number[]> {
     if (endpointId !== undefined) {
-      const row = await endpoints.findIn(trx, apiKeyId, endpointNumberOf(endpointId))
+      const row = await endpoints.lockOwnIn(trx, apiKeyId, endpointNumberOf(endpointId))
       if (!row) throw new AppError('not_found', `webhook endpoint ${endpointId} does not exist`)
       if (row.status !== 'enabled') {
         throw new AppError('conflict', `webhook endpoint ${endpointId} is disabled: enable it first`)
       }
       return [row.id]
     }
-    const rows = await endpoints.enabledOfAccount(trx, apiKeyId)
+    const rows = await endpoints.lockEnabledOfAccount(trx, apiKeyId)
     const ids = rows.filter((row) => subscribes(JSON.parse(row.events), type)).map((row) => row.id)
     if (ids.length === 0) {
       throw new AppError('conflict', `none of your enabled webhook endpoints subscribes to ${type}`)

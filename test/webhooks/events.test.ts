@@ -1,4 +1,7 @@
+import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { endpointNumberOf } from '../../src/webhooks/endpoints.service.js'
+import { onServices } from '../helpers.js'
 import { type Receiver, startReceiver, startWebhookApp, type WebhookApp } from './harness.js'
 
 let t: WebhookApp
@@ -148,4 +151,68 @@ describe('events', () => {
     expect(strangerHook.received.filter((r) => r.headers['webhook-id'] === id)).toHaveLength(1)
     expect((await t.api(buyer, 'POST', `/events/${id}/redeliver`, { endpointId: 'we_999' })).status).toBe(404)
   })
+
+  // PostgreSQL only: on SQLite one transaction writes at a time, so a redelivery cannot run beside a PATCH.
+  it.runIf(onServices).each([
+    ['the endpoint named', true],
+    ['every endpoint subscribed', false],
+  ])(
+    'a redelivery to %s waits for a disabling transaction that holds its row, then is refused',
+    async (_, named) => {
+      await t.api(buyer, 'POST', '/pets', { name: 'Rex', categoryId: 1 })
+      const id = (await buyerHook.waitFor(1))[0]?.headers['webhook-id']
+      const [endpoint] = await (await t.api(buyer, 'GET', '/webhook_endpoints')).json()
+      const endpointNumber = endpointNumberOf(endpoint.id)
+      const { db } = t.deps.database
+      // A disabling PATCH, held open after its UPDATE: it holds the endpoint's row until it commits.
+      let commit = () => {}
+      const committed = new Promise<void>((resolve) => {
+        commit = resolve
+      })
+      let updated = () => {}
+      const holding = new Promise<void>((resolve) => {
+        updated = resolve
+      })
+      const patch = db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ status: 'disabled' })
+          .where('id', '=', endpointNumber)
+          .execute()
+        updated()
+        await committed
+      })
+      await holding
+      let answered = false
+      const answer = t
+        .api(buyer, 'POST', `/events/${id}/redeliver`, named ? { endpointId: endpoint.id } : undefined)
+        .finally(() => {
+          answered = true
+        })
+      // The redelivery waits on the row (a lock wait in a statement of the account's endpoints), or, were it
+      // not to lock, answers while the PATCH is still open.
+      const redeliveryWaits = async () => {
+        const { rows } = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%api_key_id%'`.execute(
+          db,
+        )
+        return (rows[0]?.n ?? 0) > 0
+      }
+      await expect
+        .poll(async () => answered || (await redeliveryWaits()), { timeout: 10_000, interval: 20 })
+        .toBe(true)
+      commit()
+      await patch
+      const response = await answer
+      expect(response.status).toBe(409)
+      const redelivered = await db
+        .selectFrom('webhook_attempts')
+        .select('id')
+        .where('endpoint_id', '=', endpointNumber)
+        .where('redelivery', '=', 1)
+        .execute()
+      expect(redelivered).toEqual([])
+    },
+  )
 })
