@@ -17,16 +17,19 @@ interface Session {
 /** Signed out: the sign-in form. Signed in: every section for the key's account, and "Sign out". */
 export function App() {
   const [session, setSession] = useState<Session>()
-  const signOut = () => {
+  /** Why the tab was signed out, when the service refused the key (shown above the sign-in form). */
+  const [refused, setRefused] = useState<string>()
+  const signOut = (why?: string) => {
     forgetKey()
     setSession(undefined)
+    setRefused(why)
   }
   return (
     <>
       <header class="top">
         <h1>Petstore partner dashboard</h1>
         {session && (
-          <button type="button" onClick={signOut}>
+          <button type="button" onClick={() => signOut()}>
             Sign out
           </button>
         )}
@@ -37,7 +40,12 @@ export function App() {
         ) : (
           <SignIn
             remembered={storedKey()}
-            onSignedIn={(apiKey, standing) => setSession({ client: clientFor(apiKey), standing })}
+            refused={refused}
+            onSignedIn={(apiKey, standing) => {
+              setRefused(undefined)
+              const client = clientFor(apiKey, (message) => signOut(`Signed out: ${message}`))
+              setSession({ client, standing })
+            }}
           />
         )}
       </main>

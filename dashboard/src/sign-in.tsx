@@ -7,11 +7,13 @@ import { clientFor, forgetKey, storeKey } from './session.js'
 interface Props {
   /** The key this tab kept from before a reload, tried once at start. */
   remembered: string | null
+  /** Why the last session ended, when the service refused its key. */
+  refused?: string | undefined
   onSignedIn: (apiKey: string, standing: RateLimitStatus) => void
 }
 
 /** Paste a key; it is checked with `GET /v1/rate_limit` (not counted) before the tab keeps it. */
-export function SignIn({ remembered, onSignedIn }: Props) {
+export function SignIn({ remembered, refused, onSignedIn }: Props) {
   const [apiKey, setApiKey] = useState('')
   const action = useAction()
 
@@ -31,6 +33,7 @@ export function SignIn({ remembered, onSignedIn }: Props) {
   return (
     <section class="card sign-in" aria-labelledby="sign-in-title">
       <h2 id="sign-in-title">Sign in with your API key</h2>
+      {refused && !action.error && <Problem error={refused} />}
       <form
         onSubmit={(event) => {
           event.preventDefault()

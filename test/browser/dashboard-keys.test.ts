@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { accessibilityProblems, keepScreenshot, keysCommand, signIn } from './dashboard-fixture.js'
 import { useDashboardSession } from './dashboard-session.js'
 
-/** The partner dashboard signed in with keys other than the demo's: a read key, a banned key. */
+/** The partner dashboard signed in with keys other than the demo's: a read key, a banned key, a revoked one. */
 const session = useDashboardSession()
 
 describe('other keys', () => {
@@ -71,6 +71,32 @@ describe('other keys', () => {
     await expect.poll(() => session.page.locator('.problem .request-id').count()).toBeGreaterThan(0)
     // The browser logs each refused call; those are the only errors.
     expect(session.watch.errors.filter((error) => !/status of 429/.test(error))).toEqual([])
+    session.watch.errors.length = 0
+  })
+
+  test('a key revoked while the page is open signs the tab out with why, and nothing polls any more', async () => {
+    const { id, key } = await keysCommand(session.demo, ['create', '--plan', 'pro'])
+    await session.freshPage()
+    // The page's timers are the test's: it moves time past every poll once the tab has signed out.
+    await session.page.clock.install()
+    await signIn(session.page, session.demo.origin, key)
+    await session.page.locator('#key-title').waitFor()
+    await keysCommand(session.demo, ['revoke', String(id)])
+    // The next poll of the limits (every 5 s) is refused with 401: the tab forgets the key and says why.
+    await session.page.clock.runFor(5_000)
+    const why = session.page.locator('.sign-in .problem')
+    await why.waitFor({ timeout: 10_000 })
+    expect(await why.innerText()).toMatch(/^Signed out: .*revoked/)
+    expect(await session.page.evaluate(() => sessionStorage.length)).toBe(0)
+    // A minute of the page's time later it has asked the API nothing more: the request after the minute
+    // is the test's own, the first since.
+    const asked: string[] = []
+    session.page.on('request', (request) => asked.push(new URL(request.url()).pathname))
+    await session.page.clock.runFor(60_000)
+    await session.page.evaluate(() => fetch('/healthz').then((response) => response.status))
+    expect(asked).toEqual(['/healthz'])
+    // The browser logs each refused call; those are the only errors.
+    expect(session.watch.errors.filter((error) => !/status of 401/.test(error))).toEqual([])
     session.watch.errors.length = 0
   })
 })
