@@ -269,7 +269,9 @@ describe('the other rows of the error table', () => {
   })
 
   test('a database locked by another process is 503 unavailable with Retry-After, then recovers', async () => {
-    const locked = await buildTestApp({ env: { PETSTORE_DB_TIMEOUT_MS: '50' } })
+    // A deadline the locked write must run into, and that the key's insert before it and the write after
+    // the release meet on a loaded machine (at 50 ms, PostgreSQL's insert of the key once ran out of it).
+    const locked = await buildTestApp({ env: { PETSTORE_DB_TIMEOUT_MS: '1000' } })
     let release: (() => Promise<void>) | undefined
     try {
       const lockedKey = await locked.issueKey()
