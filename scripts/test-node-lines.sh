@@ -20,6 +20,8 @@ cd "$(dirname "$0")/.."
 declare -A PINNED=([22]=22.23.3 [24]=24.18.1 [26]=26.10.0)
 install_only=false
 if [ "${1:-}" = --install-only ]; then
+  # Without a folder named, what it installed would be in a temporary one no later run finds.
+  [ -n "${NODE_LINES_WORK:-}" ] || { echo "--install-only needs NODE_LINES_WORK=<folder>" >&2; exit 2; }
   install_only=true
   shift
 fi
