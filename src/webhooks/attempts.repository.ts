@@ -164,19 +164,29 @@ export function createAttemptsRepository(handle: DbHandle) {
       const rows = stillOwn(id, owner)
       return Array.isArray(rows) ? rows.length > 0 : rows.then((found) => found.length > 0)
     },
-    /** Whether any of these endpoints has a due attempt that `owner` does not hold yet (a cheap read). */
-    async anyDueFor(endpointIds: readonly number[], owner: string, now: number): Promise<boolean> {
-      if (endpointIds.length === 0) return false
-      const row = await handle.db
-        .selectFrom('webhook_attempts')
-        .select('id')
-        .where('endpoint_id', 'in', [...endpointIds])
-        .where('status', '=', 'pending')
-        .where('due_at', '<=', now)
-        .where((eb) => eb.or([eb('lease_token', 'is', null), eb('lease_token', '<>', owner)]))
-        .limit(1)
-        .executeTakeFirst()
-      return row !== undefined
+    /**
+     * Which of these endpoints have a due attempt that `owner` does not hold yet, in id order (a read
+     * before a step, one statement: each endpoint's scan stops at its first such attempt).
+     */
+    async takeableAmong(endpointIds: readonly number[], owner: string, now: number): Promise<number[]> {
+      if (endpointIds.length === 0) return []
+      const rows = await handle.db
+        .selectFrom('webhook_endpoints as e')
+        .select('e.id')
+        .where('e.id', 'in', [...endpointIds])
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('webhook_attempts as a')
+              .select('a.id')
+              .whereRef('a.endpoint_id', '=', 'e.id')
+              .where('a.status', '=', 'pending')
+              .where('a.due_at', '<=', now)
+              .where((eb) => eb.or([eb('a.lease_token', 'is', null), eb('a.lease_token', '<>', owner)])),
+          ),
+        )
+        .orderBy('e.id')
+        .execute()
+      return rows.map((row) => row.id)
     },
     /** Whether the endpoint has at least `count` attempts due (reads that many index entries at most). */
     async hasDue(endpointId: number, now: number, count: number): Promise<boolean> {

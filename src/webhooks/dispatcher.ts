@@ -11,7 +11,7 @@ import { type ClaimedAttempt, createAttemptsRepository } from './attempts.reposi
 import { createEndedAccounts } from './ended-accounts.js'
 import { createFanOut } from './fan-out.js'
 import { createIdleWaiters } from './idle-waiters.js'
-import { createLanes, wantFor } from './lanes.js'
+import { createLanes, inTurn, wantFor } from './lanes.js'
 import { createLeasesRepository, ownerIdOf } from './leases.repository.js'
 import { createAgentPool } from './send.js'
 import { createSettler, type Settled } from './settle.js'
@@ -33,6 +33,12 @@ export const MAX_LANES = 1_024
 export const MAX_IN_FLIGHT = 1_024
 /** A lane with nothing to send is let go after this long (so that another instance may take it). */
 export const LINGER_MS = 1_000
+/**
+ * Endpoints a step leases, and endpoints whose queues it refills, at most: a step's transaction runs on
+ * the event loop that serves requests (SQLite), so its size is bounded; 1,000 lanes are served over a
+ * few steps, in turn.
+ */
+export const ENDPOINTS_PER_STEP = 100
 
 export interface DispatcherDeps {
   handle: DbHandle
@@ -77,6 +83,8 @@ export function createDispatcher(deps: DispatcherDeps) {
   let stopping = false
   /** Steps begun so far, and who waits for an idle step begun after a given one (`whenIdle`). */
   let stepsBegun = 0
+  /** The last endpoint a step refilled: the next one starts after it, so every lane gets its turn. */
+  let refilledUpTo = 0
   const idleWaiters = createIdleWaiters()
   const lanes = createLanes({
     maxInFlight: MAX_IN_FLIGHT,
@@ -137,13 +145,22 @@ export function createDispatcher(deps: DispatcherDeps) {
     if (claim && (await events.anyUnpublished())) await handle.write((trx) => publishEvents(handle, trx))
     const fan = claim && (await events.anyWaiting()) && (await fanOut.anyHungry(startedAt))
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
-    const idle = lanes.idleSince(startedAt - LINGER_MS)
-    const wants = claim ? lanes.wants() : []
-    const ids = wants.map((want) => want.endpointId)
-    const due = await attempts.anyDueFor(ids, owner, startedAt)
+    const low = claim ? lanes.wants() : []
+    const takeable = await attempts.takeableAmong(
+      low.map((want) => want.endpointId),
+      owner,
+      startedAt,
+    )
+    const turn = new Set(inTurn(takeable, refilledUpTo, ENDPOINTS_PER_STEP))
+    refilledUpTo = [...turn].at(-1) ?? refilledUpTo
+    const wants = low.filter((want) => turn.has(want.endpointId))
+    // A lane with attempts to take is not let go, even when its turn to refill is a later step's.
+    const toTake = new Set(takeable)
+    const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !toTake.has(id))
     // Taken after every read that may fail: what ended is never dropped with a failed plan.
     const ended = lanes.takeEnded()
     const work = { ended, startedAt, renew, fan, acquire, idle, wants }
+    const due = wants.length > 0
     return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
   type Plan = NonNullable<Awaited<ReturnType<typeof plan>>>
@@ -165,7 +182,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       await leases.lockRows(trx, [...new Set(touched)])
       const settled = await settler.settleAll(trx, ended, owner, now)
       if (work.fan) await fanOut.fanOut(trx, now)
-      const limit = MAX_LANES - lanes.size
+      const limit = Math.min(MAX_LANES - lanes.size, ENDPOINTS_PER_STEP)
       const acquired = work.acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
       const fresh = acquired.map((endpoint) => ({ endpointId: endpoint.id, count: wantFor(0) }))
       const stillHeld = new Set(held)

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import type { LeasedEndpoint } from './leases.repository.js'
@@ -9,9 +10,20 @@ export const OPEN_CIRCUIT_CAP = 1
 export const QUEUE_SIZE = 100
 /** A lane asks for more when fewer than this are queued. */
 const REFILL_BELOW = 50
+/**
+ * Attempts started per turn of the event loop, at most: the rest start at the next turn, after the
+ * requests that came meanwhile were served (a fan-out to 1,000 endpoints would otherwise hold the loop
+ * for as long as 1,000 requests take to build, sign and send).
+ */
+export const STARTS_PER_TURN = 16
 
 /** How many attempts to take for a lane with `queued` queued: none while its queue is full enough. */
 export const wantFor = (queued: number): number => (queued < REFILL_BELOW ? QUEUE_SIZE - queued : 0)
+
+/** Up to `count` of `ids` (in id order), from the first after `after` round to the start: lanes in turn. */
+export function inTurn(ids: readonly number[], after: number, count: number): number[] {
+  return [...ids.filter((id) => id > after), ...ids.filter((id) => id <= after)].slice(0, count)
+}
 
 /** One attempt in flight, or being checked just before it starts. */
 interface Running {
@@ -82,6 +94,8 @@ export function createLanes(options: LanesOptions) {
 
   /** Aborts every attempt in flight at once (SIGTERM, after the drain): one signal for all. */
   const stop = new AbortController()
+  // Each attempt in flight listens to it: as many listeners as sockets are normal, not a leak.
+  setMaxListeners(options.maxInFlight + 1, stop.signal)
 
   function start(lane: Lane, claimed: ClaimedAttempt): void {
     const entry = { claimed } as Running
@@ -110,11 +124,30 @@ export function createLanes(options: LanesOptions) {
     })
   }
 
-  /** Starts what may start: lanes in turn, one attempt each per turn, while sockets are free. */
+  let pumpQueued = false
+  /** Pumps again at the next turn of the event loop (once, however often it is asked). */
+  function pumpNextTurn(): void {
+    if (pumpQueued) return
+    pumpQueued = true
+    setImmediate(() => {
+      pumpQueued = false
+      pump()
+    })
+  }
+
+  /**
+   * Starts what may start: lanes in turn, one attempt each per round, while sockets are free, at most
+   * STARTS_PER_TURN before it yields the event loop.
+   */
   function pump(): void {
     if (!options.mayStart()) return
+    let started = 0
     while (inFlight < options.maxInFlight && ready.size > 0) {
       for (const lane of ready) {
+        if (started >= STARTS_PER_TURN) {
+          pumpNextTurn()
+          return
+        }
         ready.delete(lane)
         if (inFlight >= options.maxInFlight) {
           ready.add(lane)
@@ -124,6 +157,7 @@ export function createLanes(options: LanesOptions) {
         const claimed = nextOf(lane)
         if (!claimed) continue
         start(lane, claimed)
+        started++
         ready.add(lane)
       }
     }

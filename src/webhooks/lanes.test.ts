@@ -1,0 +1,56 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { expect, it } from 'vitest'
+import type { ClaimedAttempt } from './attempts.repository.js'
+import { createLanes, inTurn, STARTS_PER_TURN } from './lanes.js'
+
+const claimed = (id: number, endpointId: number): ClaimedAttempt => ({
+  id,
+  attempt: 1,
+  redelivery: false,
+  endpoint: { id: endpointId, url: `https://e${endpointId}.example/`, secrets: [] },
+  event: {
+    seq: id,
+    type: 'pet.created',
+    created_at: 0,
+    resource_version: 1,
+    object: '{}',
+    trace_parent: null,
+  },
+})
+
+it('starts at most STARTS_PER_TURN attempts per turn of the event loop, the rest at the next turns', async () => {
+  const started: number[] = []
+  const lanes = createLanes({
+    maxInFlight: 1_024,
+    // Never ends: every attempt started stays in flight.
+    run: (attempt) => {
+      started.push(attempt.id)
+      return new Promise(() => {})
+    },
+    isStillOwn: () => true,
+    now: () => 0,
+    mayStart: () => true,
+    started: () => {},
+    ended: () => {},
+  })
+  const endpoints = Array.from({ length: 40 }, (_, index) => index + 1)
+  lanes.add(
+    endpoints.map((id) => ({ id, accountId: 1, failuresInRow: 0 })),
+    0,
+  )
+  lanes.enqueue(endpoints.map((id) => claimed(id, id)))
+  expect(started).toHaveLength(STARTS_PER_TURN)
+  await nextTurn()
+  expect(started).toHaveLength(2 * STARTS_PER_TURN)
+  await nextTurn()
+  expect(started).toHaveLength(40)
+  expect(new Set(started).size).toBe(40)
+})
+
+it('takes lanes in turn: from the one after the last served, round to the start', () => {
+  const ids = [3, 5, 8, 13, 21]
+  expect(inTurn(ids, 0, 2)).toEqual([3, 5])
+  expect(inTurn(ids, 5, 2)).toEqual([8, 13])
+  expect(inTurn(ids, 13, 3)).toEqual([21, 3, 5])
+  expect(inTurn(ids, 21, 10)).toEqual([3, 5, 8, 13, 21])
+})
