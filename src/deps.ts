@@ -22,7 +22,7 @@ import type { Limits, RateLimitStore } from './rate-limit/rate-limit.port.js'
 import { createRedisStore } from './rate-limit/redis-store.js'
 import { isKeySubject } from './rate-limit/subjects.js'
 import { databaseStartupError } from './startup-errors.js'
-import type { AddressRules, Resolve } from './webhooks/address.js'
+import { type AddressRules, addressRulesOf, type Resolve } from './webhooks/address.js'
 import { createEndpointService, type EndpointService } from './webhooks/endpoints.service.js'
 import { createEventLog, type EventLog } from './webhooks/event-log.js'
 import { createDnsResolve } from './webhooks/resolve.js'
@@ -98,11 +98,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const usage = createUsageRecorder({ handle: database, clock, logger })
   const inventory = createInventoryCounter({ handle: database, logger })
   const apiKeys = createApiKeyService({ handle: database, clock, env: config.env })
-  const addressRules: AddressRules = {
-    allowPrivate: config.webhooks.allowPrivate,
-    allowHttp: config.env === 'staging',
-    resolve: options.resolve ?? createDnsResolve(),
-  }
+  const addressRules = addressRulesOf(config, options.resolve ?? createDnsResolve())
   const purgeWebhookData = createWebhookRetention(database)
   const purge = setInterval(() => {
     pets

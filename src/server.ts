@@ -9,6 +9,7 @@ import { drain } from './http/drain.js'
 import { registerMetricsRoute } from './http/metrics.js'
 import { listenStartupError } from './startup-errors.js'
 import { createDispatcher, type Dispatcher } from './webhooks/dispatcher.js'
+import { startDispatcherThread, THREAD_AVAILABLE } from './webhooks/dispatcher-thread.js'
 import { createQueueProbe } from './webhooks/queue-probe.js'
 
 export interface RunningServer {
@@ -21,22 +22,34 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
+export interface ServerOptions extends DepsOptions {
+  /**
+   * The webhook dispatcher on a thread of its own (webhooks/dispatcher-thread.ts), as `npm start` runs
+   * it; from the TypeScript sources (tsx, vitest) it stays on the main thread. Tests that set the clock
+   * or the resolver run it on the main thread, where those are.
+   */
+  dispatcherThread?: boolean
+}
+
 /** Opens the stores, builds the app and listens where the configuration says. */
-export async function startServer(config: Config, options: DepsOptions = {}): Promise<RunningServer> {
+export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   // Before the stores open: the database handle traces its statements only if a tracer is there by then.
   // Off, the SDK is never imported (tracing/README.md).
   const tracing = config.tracing && (await import('./tracing/sdk.js')).startTracing(config.tracing)
   const deps = await createDeps(config, options)
   tracing?.logTo(deps.logger)
   const app = await buildApp(deps, { tracing: tracing?.plugin })
-  const dispatcher = createDispatcher({
-    handle: deps.database,
-    logger: deps.logger,
-    rules: deps.addressRules,
-    clock: deps.clock,
-    ...config.webhooks,
-    observe: deps.metrics.webhooks,
-  })
+  const dispatcher =
+    options.dispatcherThread && THREAD_AVAILABLE
+      ? startDispatcherThread(config, { logger: deps.logger, observe: deps.metrics.webhooks })
+      : createDispatcher({
+          handle: deps.database,
+          logger: deps.logger,
+          rules: deps.addressRules,
+          clock: deps.clock,
+          ...config.webhooks,
+          observe: deps.metrics.webhooks,
+        })
   deps.metrics.webhooks.probe(createQueueProbe(deps.database, dispatcher))
   const servers: FastifyInstance[] = [app]
   let release = () => {}
@@ -107,7 +120,7 @@ export async function serveUntilSignalled(
     process.once('SIGTERM', resolve)
     process.once('SIGINT', resolve)
   })
-  const server = await startServer(config)
+  const server = await startServer(config, { dispatcherThread: true })
   try {
     await onStarted?.(server)
   } catch (error) {

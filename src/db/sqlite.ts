@@ -1,7 +1,16 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { type Compilable, Kysely, SqliteDialect } from 'kysely'
+import {
+  type Compilable,
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from 'kysely'
 import { createBoundedMap } from '../bounded-map.js'
 import { tracingEnabled } from '../tracing/tracing.js'
 import type { Db } from './database.js'
@@ -47,7 +56,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
   reader.pragma('cache_size = -16384')
   const changeToken = createChangeToken(reader.prepare('PRAGMA data_version').pluck())
   const db: Db = new Kysely({
-    dialect: new SqliteDialect({ database: withStatementCache(writer) }),
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(writer) }),
     log: querySpans('sqlite'),
   })
   const ping = reader.prepare('select 1')
@@ -86,6 +95,29 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
       await db.destroy()
       reader.close()
     },
+  }
+}
+
+/**
+ * Write transactions begin IMMEDIATE. With another connection writing (the webhook dispatcher's thread,
+ * another instance on the file), a write then fails at its BEGIN, before it has read anything, and
+ * write() tries it again on a timer; a deferred BEGIN failed at its first write statement, after its
+ * reads, which every try did again (placeOrder beside the dispatcher's thread: 4× its CPU).
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig
+  constructor(config: SqliteDialectConfig) {
+    super(config)
+    this.#config = config
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config)
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
   }
 }
 

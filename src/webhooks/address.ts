@@ -1,5 +1,6 @@
 import { isIP, type LookupFunction } from 'node:net'
 import ipaddr from 'ipaddr.js'
+import type { Config } from '../config.js'
 
 export interface ResolvedAddress {
   address: string
@@ -16,6 +17,13 @@ export interface AddressRules {
   allowHttp: boolean
   resolve: Resolve
 }
+
+/** The rules the configuration sets: private addresses as PETSTORE_WEBHOOKS_ALLOW_PRIVATE says, plain http in staging. */
+export const addressRulesOf = (config: Pick<Config, 'env' | 'webhooks'>, resolve: Resolve): AddressRules => ({
+  allowPrivate: config.webhooks.allowPrivate,
+  allowHttp: config.env === 'staging',
+  resolve,
+})
 
 /**
  * A URL the rules refuse; `message` says why in words a partner understands (it becomes a 400's message).

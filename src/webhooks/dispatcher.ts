@@ -53,10 +53,33 @@ export interface DispatcherDeps {
    */
   clock: Clock
   /** Told of every attempt's end, and of the commit-to-first-attempt lag. */
-  observe?: { settled(outcome: Settled): void; lag(seconds: number): void }
+  observe?: DispatcherObserver
 }
 
-export type Dispatcher = ReturnType<typeof createDispatcher>
+export interface DispatcherObserver {
+  settled(outcome: Settled): void
+  lag(seconds: number): void
+}
+
+/** A dispatcher, run on this thread (`createDispatcher`) or on one of its own (dispatcher-thread.ts). */
+export interface Dispatcher {
+  start(): void
+  /**
+   * Resolves after a step begun after this call found nothing to do (nothing due by the clock, nothing
+   * queued, in flight or left to write down): from then on this dispatcher sends nothing until
+   * something new is written or the clock reaches a later due time. Tests of "nothing was sent" wait on
+   * it, with a fake clock where a moment matters, instead of sleeping. Rejects when a step fails or the
+   * dispatcher stops.
+   */
+  whenIdle(): Promise<void>
+  /** Requests in flight per account (the metrics' top accounts). */
+  inFlightByAccount(): Map<number, number>
+  /**
+   * No new attempts; those in flight may finish until `deadlineMs`, then are aborted and given back
+   * (pending again, free to be taken). Resolves once everything is written down and every lease let go.
+   */
+  stop(deadlineMs: number): Promise<void>
+}
 
 /**
  * The delivery loop of one instance (CONTRACT §14). It leases endpoints that have due attempts (one
@@ -65,7 +88,7 @@ export type Dispatcher = ReturnType<typeof createDispatcher>
  * its leases, fans committed events out and refills the queues. Any number of instances run one each
  * over the same database; every time is the database's.
  */
-export function createDispatcher(deps: DispatcherDeps) {
+export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { handle, logger, clock } = deps
   const owner = ownerIdOf(randomUUID())
   const fanOut = createFanOut(handle)
@@ -221,25 +244,13 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   return {
     start: () => wake(0),
-    /**
-     * Resolves after a step begun after this call found nothing to do (nothing due by the clock, nothing
-     * queued, in flight or left to write down): from then on this dispatcher sends nothing until
-     * something new is written or the clock reaches a later due time. Tests of "nothing was sent" wait on
-     * it, with a fake clock where a moment matters, instead of sleeping. Rejects when a step fails or the
-     * dispatcher stops.
-     */
     whenIdle(): Promise<void> {
       if (stopping) return Promise.reject(new Error('the webhook dispatcher is stopping'))
       const idle = idleWaiters.wait(stepsBegun)
       wake(0)
       return idle
     },
-    /** Requests in flight per account (the metrics' top accounts). */
     inFlightByAccount: () => lanes.inFlightByAccount(),
-    /**
-     * No new attempts; those in flight may finish until `deadlineMs`, then are aborted and given back
-     * (pending again, free to be taken). Resolves once everything is written down and every lease let go.
-     */
     async stop(deadlineMs: number): Promise<void> {
       stopping = true
       clearTimeout(timer)

@@ -1,0 +1,82 @@
+/**
+ * The webhook dispatcher's thread (started by dispatcher-thread.ts): the same dispatcher as in-process,
+ * over a database connection of its own (SQLite: two more connections to the file, as another
+ * instance's; PostgreSQL: a pool of its own) and, with tracing on, an SDK of its own. What the metrics
+ * need goes to the main thread in a report every REPORT_MS.
+ */
+import { parentPort, threadId, workerData } from 'node:worker_threads'
+import { systemClock } from '../clock.js'
+import type { Config } from '../config.js'
+import { connectDatabase } from '../db/connect.js'
+import { createLogger } from '../logger.js'
+import { droppedSpans } from '../tracing/tracing.js'
+import { addressRulesOf } from './address.js'
+import { createDispatcher } from './dispatcher.js'
+import type { FromMain, Report, ToMain } from './dispatcher-thread.js'
+import { createDnsResolve } from './resolve.js'
+
+/** How often the main thread hears of what ended, the lags and the requests in flight. */
+const REPORT_MS = 100
+
+const port = parentPort
+if (!port) throw new Error('dispatcher-worker.ts runs as a worker thread (dispatcher-thread.ts)')
+const post = (message: ToMain) => port.postMessage(message)
+const { config } = workerData as { config: Config }
+
+// Before the database opens: its statements are traced only if a tracer is there by then.
+const tracing = config.tracing && (await import('../tracing/sdk.js')).startTracing(config.tracing)
+const logger = createLogger(config.logLevel)
+tracing?.logTo(logger)
+const handle = connectDatabase(config.database)
+let report: Report = emptyReport()
+const dispatcher = createDispatcher({
+  handle,
+  logger,
+  rules: addressRulesOf(config, createDnsResolve()),
+  clock: systemClock,
+  ...config.webhooks,
+  observe: {
+    settled: (outcome) => report.settled.push(outcome),
+    lag: (seconds) => report.lags.push(seconds),
+  },
+})
+
+function emptyReport(): Report {
+  return { settled: [], lags: [], inFlight: [], droppedSpans: { export_failed: 0, queue_full: 0 } }
+}
+
+/** What happened since the last report (spans dropped as a count since the last one). */
+function sendReport(): void {
+  const inFlight = [...dispatcher.inFlightByAccount()]
+  const dropped = { ...droppedSpans }
+  droppedSpans.export_failed = 0
+  droppedSpans.queue_full = 0
+  post({ kind: 'report', report: { ...report, inFlight, droppedSpans: dropped } })
+  report = emptyReport()
+}
+const reporting = setInterval(sendReport, REPORT_MS)
+
+port.on('message', (message: FromMain) => {
+  if (message.kind === 'whenIdle') {
+    dispatcher.whenIdle().then(
+      () => post({ kind: 'idle', id: message.id }),
+      (error: Error) => post({ kind: 'idle', id: message.id, error: error.message }),
+    )
+    return
+  }
+  void stop(message.deadlineMs)
+})
+
+/** Stops the dispatcher, reports a last time, closes the database and the SDK, then ends the thread. */
+async function stop(deadlineMs: number): Promise<void> {
+  await dispatcher.stop(deadlineMs)
+  clearInterval(reporting)
+  sendReport()
+  await handle.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the database failed'))
+  await tracing?.shutdown()
+  // In a worker, this ends the thread (its logger writes what it holds on 'exit'), not the process.
+  process.exit(0)
+}
+
+dispatcher.start()
+logger.info({ thread: threadId }, 'webhook dispatcher running on a thread of its own')
