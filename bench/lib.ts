@@ -68,7 +68,7 @@ export async function freshPostgresDatabase(adminUrl: string, name: string): Pro
 }
 
 async function seedPostgres(url: string, count: number): Promise<string> {
-  const handle = connectDatabase(loadConfig({ DATABASE_URL: url }).database, false)
+  const handle = await connectDatabase(loadConfig({ DATABASE_URL: url }).database, false)
   await migrateToLatest(handle.db)
   await sql`INSERT INTO pets (name, category_id, status, created_at)
     SELECT 'Pet ' || i, (i % 50) + 1, (ARRAY['available', 'pending', 'sold', NULL])[i % 4 + 1], i

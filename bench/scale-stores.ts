@@ -43,7 +43,10 @@ export function postgresStore(adminUrl: string, redisUrl: string): Store {
     label: 'PostgreSQL + Redis',
     async fresh(count) {
       const url = await freshPostgresDatabase(adminUrl, 'petstore_scale')
-      const keys = await issueKeys(connectDatabase(loadConfig({ DATABASE_URL: url }).database, false), count)
+      const keys = await issueKeys(
+        await connectDatabase(loadConfig({ DATABASE_URL: url }).database, false),
+        count,
+      )
       return { env: { DATABASE_URL: url, REDIS_URL: redisUrl }, keys }
     },
   }

@@ -17,7 +17,7 @@ const PLANS: Plan[] = ['free', 'free', 'free', 'pro', 'pro', 'business', 'busine
 
 export async function issueSoakKeys(databasePath: string): Promise<SoakKey[]> {
   const unlimited = await seedDatabase(databasePath, 1000)
-  const handle = connectDatabase({ kind: 'sqlite', path: databasePath, timeoutMs: 2000 })
+  const handle = await connectDatabase({ kind: 'sqlite', path: databasePath, timeoutMs: 2000 })
   const service = createApiKeyService({ handle, clock: systemClock, env: 'production' })
   const keys: SoakKey[] = [{ plan: 'enterprise', key: unlimited }]
   for (const plan of PLANS) keys.push({ plan, key: (await service.issueApiKey({ plan })).key })

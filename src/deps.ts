@@ -19,7 +19,6 @@ import { createPetService, type PetService } from './pets/pets.service.js'
 import { withFallback } from './rate-limit/fallback-store.js'
 import { createMemoryStore } from './rate-limit/memory-store.js'
 import type { Limits, RateLimitStore } from './rate-limit/rate-limit.port.js'
-import { createRedisStore } from './rate-limit/redis-store.js'
 import { isKeySubject } from './rate-limit/subjects.js'
 import { databaseStartupError } from './startup-errors.js'
 import { type AddressRules, addressRulesOf, type Resolve } from './webhooks/address.js'
@@ -87,7 +86,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     throw databaseStartupError(config.database, error)
   })
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
-  const writeHealth = trackWriteHealth(connectDatabase(config.database))
+  const writeHealth = trackWriteHealth(await connectDatabase(config.database))
   const database = writeHealth.handle
   // Orders build on pets: the pet service asks them through this function, never imports them.
   const pets = createPetService({
@@ -158,6 +157,8 @@ async function createRateLimitStore(
   const policy = { banAfter: config.banAfter, banMs: config.banSeconds * 1000 }
   const memory = createMemoryStore({ ...policy, keep: isKeySubject })
   if (!config.redisUrl) return memory
+  // Loaded with Redis only: an instance without it, and the CLI, never load ioredis.
+  const { createRedisStore } = await import('./rate-limit/redis-store.js')
   return withFallback(await createRedisStore(config.redisUrl, policy, config.redisTimeoutMs), memory, {
     onFallback: (error, first) => {
       metrics.rateLimitFallbacks.inc()

@@ -23,7 +23,7 @@ let handle: DbHandle
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'petstore-migrations-'))
   stores = await createTestStores(dir)
-  handle = connectDatabase(loadConfig(stores.env).database, false)
+  handle = await connectDatabase(loadConfig(stores.env).database, false)
 })
 afterAll(async () => {
   await handle?.close()
@@ -67,7 +67,7 @@ test('keys issued before the key-lifecycle migration keep working, and the previ
 test("the inventory counts start from the pets already stored, and count the previous version's writes", async () => {
   const own = mkdtempSync(join(tmpdir(), 'petstore-migrations-'))
   const fresh = await createTestStores(own)
-  const db = connectDatabase(loadConfig(fresh.env).database, false)
+  const db = await connectDatabase(loadConfig(fresh.env).database, false)
   try {
     expect((await createMigrator(db.db).migrateTo('0005_store_orders')).error).toBeUndefined()
     // The previous version's insert, column for column; two deleted pets and one without a status.
@@ -108,7 +108,7 @@ test("the inventory counts start from the pets already stored, and count the pre
 test('a secret in its rotation grace before 0008 keeps signing after it', async () => {
   const own = mkdtempSync(join(tmpdir(), 'petstore-migrations-'))
   const fresh = await createTestStores(own)
-  const db = connectDatabase(loadConfig(fresh.env).database, false)
+  const db = await connectDatabase(loadConfig(fresh.env).database, false)
   try {
     expect((await createMigrator(db.db).migrateTo('0007_events_webhooks')).error).toBeUndefined()
     await sql`insert into api_keys (key_hash, prefix, name, plan, environment, per_minute, per_day, created_at)

@@ -1,17 +1,17 @@
 import type { DatabaseConfig } from '../config.js'
 import type { DbHandle } from './handle.js'
-import { isPostgresUnavailable, openPostgres } from './postgres.js'
 import { openSqlite } from './sqlite.js'
 
 /**
  * Opens the database named by the configuration. `bounded`: every wait has the configured deadline (what
  * requests use); unbounded is for migrations, which may take as long as they take.
  */
-export function connectDatabase(database: DatabaseConfig, bounded = true): DbHandle {
+export async function connectDatabase(database: DatabaseConfig, bounded = true): Promise<DbHandle> {
   const timeoutMs = bounded ? database.timeoutMs : undefined
-  return database.kind === 'postgres'
-    ? openPostgres(database, timeoutMs)
-    : openSqlite(database.path, { timeoutMs })
+  if (database.kind === 'sqlite') return openSqlite(database.path, { timeoutMs })
+  // Loaded for PostgreSQL only: an instance on SQLite, and the CLI, never load pg.
+  const { openPostgres } = await import('./postgres.js')
+  return openPostgres(database, timeoutMs)
 }
 
 const UNAVAILABLE_SQLITE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY)/
@@ -30,4 +30,38 @@ const STORAGE_WRITE_FAILURES = /^(SQLITE_(IOERR|CANTOPEN|FULL|READONLY)|53100|58
 export function isStorageWriteFailure(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && STORAGE_WRITE_FAILURES.test(code)
+}
+
+/** Errors that mean PostgreSQL cannot serve now (answer 503), not a bug. */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  '57014', // query_canceled: the statement timeout
+  '55P03', // lock_not_available: the lock timeout
+  '40P01', // deadlock_detected: PostgreSQL rolled this transaction back; a retry may succeed
+  '40001', // serialization_failure: likewise
+  '53100', // disk_full
+  '53200', // out_of_memory
+  '58030', // io_error
+  '25006', // read_only_sql_transaction: a standby, or default_transaction_read_only
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+])
+
+export function isPostgresUnavailable(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true
+  return (
+    typeof message === 'string' &&
+    /Connection terminated|timeout exceeded when trying to connect/.test(message)
+  )
 }

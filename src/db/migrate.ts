@@ -43,7 +43,7 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 
 /** Migrates on a connection of its own, without the requests' deadlines, and closes it. */
 export async function migrateDatabase(database: DatabaseConfig): Promise<string[]> {
-  const handle = connectDatabase(database, false)
+  const handle = await connectDatabase(database, false)
   try {
     return await migrateToLatest(handle.db)
   } finally {

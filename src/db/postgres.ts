@@ -131,37 +131,3 @@ function withDeadlines(pool: pg.Pool, timeoutMs: number): PostgresPool {
     end: () => pool.end(),
   }
 }
-
-/** Errors that mean PostgreSQL cannot serve now (answer 503), not a bug. */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '53300', // too_many_connections
-  '57014', // query_canceled: the statement timeout
-  '55P03', // lock_not_available: the lock timeout
-  '40P01', // deadlock_detected: PostgreSQL rolled this transaction back; a retry may succeed
-  '40001', // serialization_failure: likewise
-  '53100', // disk_full
-  '53200', // out_of_memory
-  '58030', // io_error
-  '25006', // read_only_sql_transaction: a standby, or default_transaction_read_only
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006',
-])
-
-export function isPostgresUnavailable(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
-  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true
-  return (
-    typeof message === 'string' &&
-    /Connection terminated|timeout exceeded when trying to connect/.test(message)
-  )
-}

@@ -27,7 +27,7 @@ const { config } = workerData as { config: Config }
 const tracing = config.tracing && (await import('../tracing/sdk.js')).startTracing(config.tracing)
 const logger = createLogger(config.logLevel)
 tracing?.logTo(logger)
-const handle = connectDatabase(config.database)
+const handle = await connectDatabase(config.database)
 let report: Report = emptyReport()
 const dispatcher = createDispatcher({
   handle,

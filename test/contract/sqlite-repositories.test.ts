@@ -6,6 +6,10 @@ import { describeRepositoryContract } from './repositories.contract.js'
 
 describeRepositoryContract('SQLite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-repo-'))
-  const handle = connectDatabase({ kind: 'sqlite', path: join(dir, 'petstore.sqlite'), timeoutMs: 2000 })
+  const handle = await connectDatabase({
+    kind: 'sqlite',
+    path: join(dir, 'petstore.sqlite'),
+    timeoutMs: 2000,
+  })
   return { handle, drop: async () => rmSync(dir, { recursive: true, force: true }) }
 })

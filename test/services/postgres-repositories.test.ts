@@ -5,6 +5,6 @@ import { createTestDatabase } from './test-stores.js'
 
 describeRepositoryContract('PostgreSQL', async () => {
   const database = await createTestDatabase()
-  const handle = connectDatabase(loadConfig({ DATABASE_URL: database.url }).database)
+  const handle = await connectDatabase(loadConfig({ DATABASE_URL: database.url }).database)
   return { handle, drop: database.drop }
 })
