@@ -34,9 +34,10 @@ export const MAX_IN_FLIGHT = 1_024
 /** A lane with nothing to send is let go after this long (so that another instance may take it). */
 export const LINGER_MS = 1_000
 /**
- * Endpoints a step leases, and endpoints whose queues it refills, at most: a step's transaction runs on
- * the event loop that serves requests (SQLite), so its size is bounded; 1,000 lanes are served over a
- * few steps, in turn.
+ * Endpoints a step leases, and endpoints whose queues it refills, at most: a step's transaction is
+ * bounded whatever the number of endpoints (on SQLite it holds the write lock and the thread it runs on).
+ * A step that left more to lease or refill is followed at once, so 1,000 lanes are served over a few
+ * steps, in turn, without waiting BUSY_MS between them.
  */
 export const ENDPOINTS_PER_STEP = 100
 
@@ -106,6 +107,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   let stopping = false
   /** Steps begun so far, and who waits for an idle step begun after a given one (`whenIdle`). */
   let stepsBegun = 0
+  /** Whether the last step left work its bounds kept it from (ENDPOINTS_PER_STEP). */
+  let leftForNext = false
   /** The last endpoint a step refilled: the next one starts after it, so every lane gets its turn. */
   let refilledUpTo = 0
   const idleWaiters = createIdleWaiters()
@@ -154,7 +157,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const busy = await stepping
     stepping = undefined
     if (!busy && !failed && !lanes.hasWork()) idleWaiters.tell(begun)
-    wake(busy ? BUSY_MS : POLL_MS)
+    // A step that left endpoints to lease or lanes to refill for the next is followed at once.
+    wake(busy && leftForNext && !failed ? 0 : busy ? BUSY_MS : POLL_MS)
   }
 
   /**
@@ -182,7 +186,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !toTake.has(id))
     // Taken after every read that may fail: what ended is never dropped with a failed plan.
     const ended = lanes.takeEnded()
-    const work = { ended, startedAt, renew, fan, acquire, idle, wants }
+    const work = { ended, startedAt, renew, fan, acquire, idle, wants, more: takeable.length > turn.size }
     const due = wants.length > 0
     return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
@@ -224,6 +228,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   /** One step: its plan, its transaction, then the lanes as it left them. True when it did anything. */
   async function step(claim: boolean): Promise<boolean> {
+    leftForNext = false
     const work = await plan(claim)
     if (!work) return false
     // Not written (a deadline, a lost connection): what ended is written by the next step instead, so
@@ -238,6 +243,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
     lanes.add(result.acquired, work.startedAt)
     lanes.enqueue(result.taken)
+    leftForNext = work.more || result.acquired.length === ENDPOINTS_PER_STEP
     // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).
     return work.ended.length > 0 || work.fan || result.taken.length > 0 || result.acquired.length > 0
   }
