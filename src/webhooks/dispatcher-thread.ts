@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import { droppedSpans } from '../tracing/tracing.js'
-import type { Dispatcher, DispatcherObserver } from './dispatcher.js'
+import type { Dispatcher, DispatcherObserver } from './dispatcher.port.js'
 import type { Settled } from './settle.js'
 
 /** What the worker reports every few milliseconds (dispatcher-worker.ts). */

@@ -8,13 +8,14 @@ import { createEventsRepository } from '../events/events.repository.js'
 import type { AddressRules } from './address.js'
 import { makeAttempt } from './attempt.js'
 import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
+import type { Dispatcher, DispatcherObserver } from './dispatcher.port.js'
 import { createEndedAccounts } from './ended-accounts.js'
 import { createFanOut } from './fan-out.js'
 import { createIdleWaiters } from './idle-waiters.js'
 import { createLanes, inTurn, wantFor } from './lanes.js'
 import { createLeasesRepository, ownerIdOf } from './leases.repository.js'
 import { createAgentPool } from './send.js'
-import { createSettler, type Settled } from './settle.js'
+import { createSettler } from './settle.js'
 
 /** How often an idle dispatcher looks for work. */
 export const POLL_MS = 200
@@ -55,31 +56,6 @@ export interface DispatcherDeps {
   clock: Clock
   /** Told of every attempt's end, and of the commit-to-first-attempt lag. */
   observe?: DispatcherObserver
-}
-
-export interface DispatcherObserver {
-  settled(outcome: Settled): void
-  lag(seconds: number): void
-}
-
-/** A dispatcher, run on this thread (`createDispatcher`) or on one of its own (dispatcher-thread.ts). */
-export interface Dispatcher {
-  start(): void
-  /**
-   * Resolves after a step begun after this call found nothing to do (nothing due by the clock, nothing
-   * queued, in flight or left to write down): from then on this dispatcher sends nothing until
-   * something new is written or the clock reaches a later due time. Tests of "nothing was sent" wait on
-   * it, with a fake clock where a moment matters, instead of sleeping. Rejects when a step fails or the
-   * dispatcher stops.
-   */
-  whenIdle(): Promise<void>
-  /** Requests in flight per account (the metrics' top accounts). */
-  inFlightByAccount(): Map<number, number>
-  /**
-   * No new attempts; those in flight may finish until `deadlineMs`, then are aborted and given back
-   * (pending again, free to be taken). Resolves once everything is written down and every lease let go.
-   */
-  stop(deadlineMs: number): Promise<void>
 }
 
 /**

@@ -2,7 +2,7 @@ import type { DbHandle } from '../db/handle.js'
 import { createEventsRepository } from '../events/events.repository.js'
 import type { WebhookQueueProbe } from '../http/metrics.js'
 import { createAttemptsRepository } from './attempts.repository.js'
-import type { Dispatcher } from './dispatcher.js'
+import type { Dispatcher } from './dispatcher.port.js'
 import { createEndpointsRepository } from './endpoints.repository.js'
 
 /** The webhook queue as the metrics show it: the database's outbox and queue, this instance's lanes. */
