@@ -18,6 +18,7 @@ import { MISSES_BEFORE_SKIPPING, PROBE_INTERVAL_MS } from '../src/rate-limit/fal
 import { STARTUP_WAIT_MS } from '../src/rate-limit/redis-store.js'
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../src/webhooks/attempts.repository.js'
 import { BUSY_MS, POLL_MS } from '../src/webhooks/dispatcher.js'
+import { DISPATCHER_POOL_SIZE } from '../src/webhooks/dispatcher-thread.js'
 import { FAN_OUT_AHEAD } from '../src/webhooks/fan-out.js'
 import { QUEUE_SIZE } from '../src/webhooks/lanes.js'
 import { defaultOf, documentText, n, numberDefault, second } from './figures.js'
@@ -137,6 +138,11 @@ it.each([
     `503 \`unavailable\` with \`Retry-After: ${UNAVAILABLE_RETRY_AFTER_S}\``,
   ],
   ['scale-out', 'the readiness deadline', `\`/readyz\` is 503 within ${READY_TIMEOUT_MS / 1_000} s`],
+  [
+    'scale-out',
+    'the dispatcher thread’s pool',
+    `up to ${DISPATCHER_POOL_SIZE} more for its webhook dispatcher's thread (instances × (pool + ${DISPATCHER_POOL_SIZE})`,
+  ],
   [
     'scale-out',
     'the drain’s idle grace',

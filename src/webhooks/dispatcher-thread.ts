@@ -25,6 +25,12 @@ export type FromMain = { kind: 'whenIdle'; id: number } | { kind: 'stop'; deadli
  */
 export const THREAD_AVAILABLE = import.meta.url.endsWith('.js')
 
+/**
+ * PostgreSQL connections of the thread's pool, at most (beside the API's PETSTORE_DB_POOL_SIZE): one
+ * step's transaction at a time, the reads before it and the ownership reads just before attempts start.
+ */
+export const DISPATCHER_POOL_SIZE = 4
+
 /** A worker that fails is started again after this long. */
 const RESTART_MS = 1_000
 /** After its drain budget, a worker has this long to write down and close before it is terminated. */

@@ -12,7 +12,7 @@ import { createLogger } from '../logger.js'
 import { droppedSpans } from '../tracing/tracing.js'
 import { addressRulesOf } from './address.js'
 import { createDispatcher } from './dispatcher.js'
-import type { FromMain, Report, ToMain } from './dispatcher-thread.js'
+import { DISPATCHER_POOL_SIZE, type FromMain, type Report, type ToMain } from './dispatcher-thread.js'
 import { createDnsResolve } from './resolve.js'
 
 /** How often the main thread hears of what ended, the lags and the requests in flight. */
@@ -27,7 +27,11 @@ const { config } = workerData as { config: Config }
 const tracing = config.tracing && (await import('../tracing/sdk.js')).startTracing(config.tracing)
 const logger = createLogger(config.logLevel)
 tracing?.logTo(logger)
-const handle = await connectDatabase(config.database)
+const handle = await connectDatabase(
+  config.database.kind === 'postgres'
+    ? { ...config.database, poolSize: Math.min(config.database.poolSize, DISPATCHER_POOL_SIZE) }
+    : config.database,
+)
 let report: Report = emptyReport()
 const dispatcher = createDispatcher({
   handle,

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url'
 import pino from 'pino'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { loadConfig } from '../../src/config.js'
+import { migrateDatabase } from '../../src/db/migrate.js'
 import { createMetrics } from '../../src/http/metrics.js'
 import {
   get,
@@ -92,12 +93,28 @@ test('deliveries from the dispatcher thread: logged, counted in /metrics, traced
   expect(await service.exited).toBe(0)
 })
 
-test('a dispatcher thread that fails is logged and started again, a second later, until the service stops', async () => {
-  // The built module: a worker is started from the built dispatcher-worker.js beside it.
+/** The built module: its worker is started from the built dispatcher-worker.js beside it. */
+async function builtThread() {
   const built = pathToFileURL(join(ROOT, 'dist', 'webhooks', 'dispatcher-thread.js')).href
-  const { startDispatcherThread } = (await import(
-    built
-  )) as typeof import('../../src/webhooks/dispatcher-thread.js')
+  return (await import(built)) as typeof import('../../src/webhooks/dispatcher-thread.js')
+}
+
+test('whenIdle and stop reach the thread: idle once nothing is due, then stopped, the thread gone', async () => {
+  const { startDispatcherThread } = await builtThread()
+  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}`, LOG_LEVEL: 'silent' })
+  await migrateDatabase(config.database)
+  const dispatcher = startDispatcherThread(config, {
+    logger: pino({ level: 'silent' }),
+    observe: createMetrics().webhooks,
+  })
+  dispatcher.start()
+  await dispatcher.whenIdle()
+  await dispatcher.stop(1_000)
+  await expect(dispatcher.whenIdle()).rejects.toThrow('not running')
+})
+
+test('a dispatcher thread that fails is logged and started again, a second later, until the service stops', async () => {
+  const { startDispatcherThread } = await builtThread()
   const lines: { msg: string }[] = []
   const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
   // A database the worker cannot open: its folder does not exist.
