@@ -41,7 +41,7 @@ const STOP_GRACE_MS = 5_000
  * sends and answers never hold the event loop that serves requests: beside a fan-out to 1,000 endpoints,
  * listPets answers as it does without it (docs/performance.md). It tells the metrics what it did, a
  * report every 100 ms. A worker that fails is logged and started again; nothing it held is lost (its
- * attempts stay pending in the database, its leases lapse or, on SQLite, are taken back at once).
+ * attempts stay pending in the database, its endpoint leases lapse within LEASE_MS).
  */
 export function startDispatcherThread(
   config: Config,
