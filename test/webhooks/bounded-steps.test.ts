@@ -2,7 +2,7 @@ import { expect, it } from 'vitest'
 import type { DbHandle } from '../../src/db/handle.js'
 import { createDispatcher, ENDPOINTS_PER_STEP } from '../../src/webhooks/dispatcher.js'
 import { build } from '../helpers.js'
-import { loopbackResolve, startReceiver } from './harness.js'
+import { endpointRow, insertEndpointRows, loopbackResolve, startReceiver } from './harness.js'
 
 const ENDPOINTS = 250
 
@@ -20,21 +20,10 @@ it(`leases at most ENDPOINTS_PER_STEP endpoints a step and refills at most as ma
   const now = t.clock.now()
   const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
   // Rows written straight to the table: far past the API's 10 endpoints per account.
-  const endpoints = Array.from({ length: ENDPOINTS }, (_, index) => ({
-    api_key_id: account,
-    url: `http://hooks.test:${receiver.port}/e${index}`,
-    events: '["pet.*"]',
-    status: 'enabled',
-    secret: 'whsec_AA==',
-    enabled_after_seq: 0,
-    created_at: now,
-  }))
-  for (let start = 0; start < endpoints.length; start += 100) {
-    await db
-      .insertInto('webhook_endpoints')
-      .values(endpoints.slice(start, start + 100))
-      .execute()
-  }
+  const endpoints = Array.from({ length: ENDPOINTS }, (_, index) =>
+    endpointRow(account, `http://hooks.test:${receiver.port}/e${index}`, '["pet.*"]', now),
+  )
+  await insertEndpointRows(db, endpoints)
   const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
   await db.insertInto('events').values(event).execute()
 

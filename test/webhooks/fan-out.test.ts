@@ -2,17 +2,7 @@ import { expect, it } from 'vitest'
 import { createEventsRepository } from '../../src/events/events.repository.js'
 import { createFanOut, FAN_OUT_AHEAD, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.js'
 import { build } from '../helpers.js'
-
-/** An enabled endpoint row, written straight to the table (past the API's 10 per account). */
-const endpointRow = (account: number, url: string, events: string, now: number) => ({
-  api_key_id: account,
-  url,
-  events,
-  status: 'enabled',
-  secret: 'whsec_AA==',
-  enabled_after_seq: 0,
-  created_at: now,
-})
+import { endpointRow, insertEndpointRows } from './harness.js'
 
 it('fans an event out to 2,500 endpoints over several transactions, each writing at most FAN_OUT_ROWS attempts', async (context) => {
   const t = await build(context)
@@ -24,12 +14,7 @@ it('fans an event out to 2,500 endpoints over several transactions, each writing
   const endpoints = Array.from({ length: 2_500 }, (_, index) =>
     endpointRow(account, `https://e${index}.example/`, index % 2 === 0 ? '["pet.*"]' : '["*"]', now),
   )
-  for (let start = 0; start < endpoints.length; start += 500) {
-    await db
-      .insertInto('webhook_endpoints')
-      .values(endpoints.slice(start, start + 500))
-      .execute()
-  }
+  await insertEndpointRows(db, endpoints)
   const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
   await db.insertInto('events').values([event, event, event]).execute()
   const fanOut = createFanOut(handle)

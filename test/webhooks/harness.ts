@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { expect } from 'vitest'
 import type { Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
+import type { Db } from '../../src/db/database.js'
 import type { Deps } from '../../src/deps.js'
 import { type RunningServer, startServer } from '../../src/server.js'
 import type { Resolve } from '../../src/webhooks/address.js'
@@ -99,6 +100,27 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({ status
       server.close(() => resolve())
     })
   return receiver
+}
+
+/** An enabled endpoint row, written straight to the table (past the API's 10 per account). */
+export const endpointRow = (account: number, url: string, events: string, now: number) => ({
+  api_key_id: account,
+  url,
+  events,
+  status: 'enabled',
+  secret: 'whsec_AA==',
+  enabled_after_seq: 0,
+  created_at: now,
+})
+
+/** Writes endpoint rows (`endpointRow`), 500 per statement. */
+export async function insertEndpointRows(db: Db, rows: readonly ReturnType<typeof endpointRow>[]) {
+  for (let start = 0; start < rows.length; start += 500) {
+    await db
+      .insertInto('webhook_endpoints')
+      .values(rows.slice(start, start + 500))
+      .execute()
+  }
 }
 
 /** Names under `.test` resolve to loopback: receivers get URLs like `http://hooks.test:PORT/`. */

@@ -2,6 +2,7 @@ import { expect, it } from 'vitest'
 import { createAttemptsRepository } from '../../src/webhooks/attempts.repository.js'
 import { createWebhookRetention } from '../../src/webhooks/retention.js'
 import { build } from '../helpers.js'
+import { endpointRow } from './harness.js'
 
 const DAY = 24 * 60 * 60 * 1000
 
@@ -61,15 +62,7 @@ it('ends an attempt whose event was purged instead of claiming it again and agai
   const account = (await t.deps.apiKeys.verifyApiKey(key)).id
   const endpoint = await db
     .insertInto('webhook_endpoints')
-    .values({
-      api_key_id: account,
-      url: 'https://x.example/',
-      events: '["*"]',
-      status: 'enabled',
-      secret: 'whsec_AA==',
-      enabled_after_seq: 0,
-      created_at: now,
-    })
+    .values(endpointRow(account, 'https://x.example/', '["*"]', now))
     .returning('id')
     .executeTakeFirstOrThrow()
   await db
