@@ -2,7 +2,7 @@
  * The webhook dispatcher's thread (started by dispatcher-thread.ts): the same dispatcher as in-process,
  * over a database connection of its own (SQLite: two more connections to the file, as another
  * instance's; PostgreSQL: a pool of its own) and, with tracing on, an SDK of its own. What the metrics
- * need goes to the main thread in a report every REPORT_MS.
+ * need goes to the main thread in a report every REPORT_MS (none while it has nothing to tell).
  */
 import { parentPort, threadId, workerData } from 'node:worker_threads'
 import { systemClock } from '../clock.js'
@@ -50,9 +50,15 @@ function emptyReport(): Report {
 }
 
 /** What happened since the last report (spans dropped as a count since the last one). */
+/** Whether the last report had requests in flight (an idle thread then sends nothing until it has news). */
+let reportedInFlight = false
+
 function sendReport(): void {
   const inFlight = [...dispatcher.inFlightByAccount()]
   const dropped = { ...droppedSpans }
+  const news = report.settled.length + report.lags.length + dropped.export_failed + dropped.queue_full
+  if (news === 0 && inFlight.length === 0 && !reportedInFlight) return
+  reportedInFlight = inFlight.length > 0
   droppedSpans.export_failed = 0
   droppedSpans.queue_full = 0
   post({ kind: 'report', report: { ...report, inFlight, droppedSpans: dropped } })
