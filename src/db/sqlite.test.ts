@@ -123,3 +123,29 @@ test('an error after SQLite rolled the transaction back by itself is the error t
   await expect(failing).rejects.toBe(full)
   expect(await handle.db.selectFrom('pets').select('id').execute()).toEqual(before)
 })
+
+test('a write waiting for another connection’s lock has run none of its work (BEGIN IMMEDIATE), then runs it once', async () => {
+  const bounded = openSqlite(path, { timeoutMs: 2_000 })
+  const other = new SQLite(path)
+  other.exec('begin immediate')
+  let runs = 0
+  const write = bounded.write(async (trx) => {
+    runs++
+    await trx.selectFrom('pets').select('id').limit(1).execute()
+    await trx
+      .insertInto('pets')
+      .values({ name: 'Waited', category_id: 1, status: null, created_at: 0 })
+      .execute()
+  })
+  try {
+    // Several of write()'s tries (2, 4, 8, 16 ms apart): a deferred BEGIN would have read, then failed, each time.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(runs).toBe(0)
+  } finally {
+    other.exec('commit')
+    other.close()
+  }
+  await write
+  expect(runs).toBe(1)
+  await bounded.close()
+})
