@@ -25,6 +25,19 @@ export default defineConfig({
       // start their own SQLite services whatever the backend: running them again here only repeats them.
       'test/cli-pets.test.ts',
       'test/readme-run.test.ts',
+      // Suites that name their own SQLite file or none (the CLI's first contact and webhook commands, the
+      // startup errors, dev, the dispatcher's thread) and the docs' checks: the backend does not reach them.
+      'test/cli-first-contact.test.ts',
+      'test/cli-webhooks.test.ts',
+      'test/startup-errors.test.ts',
+      'test/dev.test.ts',
+      'test/webhooks/thread.test.ts',
+      'test/config-docs.test.ts',
+      'test/container-recipe.test.ts',
+      'test/docs-figures.test.ts',
+      'test/docs-references.test.ts',
+      'test/readme-walkthrough.test.ts',
+      'test/readmes-figures.test.ts',
       'node_modules/**',
     ],
     env: { PETSTORE_TEST_BACKEND: 'services' },
