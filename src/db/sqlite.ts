@@ -73,8 +73,11 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
     ping: async () => {
       ping.get()
     },
-    prepareRead<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
-      const read = compileRead(db, build)
+    prepareRead<Args extends unknown[], Row>(
+      build: (db: Db, ...args: Args) => Compilable<Row>,
+      arity?: number,
+    ) {
+      const read = compileRead(db, build, arity)
       let statement: SQLite.Statement<unknown[], unknown[]> | undefined
       let columns: string[] = []
       const run = (...args: Args): Row[] => {

@@ -98,7 +98,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         agents,
         now: () => clock.now(),
       }),
-    isStillOwn: (claimed) => attempts.isStillOwn(claimed.id, owner),
+    stillOwn: (chosen) =>
+      attempts.stillOwnAmong(
+        chosen.map((claimed) => claimed.id),
+        owner,
+      ),
     now: () => clock.now(),
     mayStart: () => !stopping && clock.now() - renewedAt < LEASE_MS - RENEW_MS,
     started: (claimed: ClaimedAttempt) => {

@@ -16,6 +16,8 @@ const REFILL_BELOW = 50
  * for as long as 1,000 requests take to build, sign and send).
  */
 export const STARTS_PER_TURN = 16
+/** After a failed read of their ownership, attempts put back are tried again this much later. */
+export const REREAD_MS = 100
 
 /** How many attempts to take for a lane with `queued` queued: none while its queue is full enough. */
 export const wantFor = (queued: number): number => (queued < REFILL_BELOW ? QUEUE_SIZE - queued : 0)
@@ -54,10 +56,11 @@ export interface LanesOptions {
   /** Makes the attempt (never throws). */
   run(claimed: ClaimedAttempt, signal: AbortSignal): Promise<AttemptOutcome>
   /**
-   * Read just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over.
-   * Synchronous where the database is (SQLite), so the attempt starts in the same turn as the read.
+   * Read just before attempts start, the ones chosen in one turn together: the ids of those still this
+   * instance's (not one a DELETE ended meanwhile, nor one taken over). Synchronous where the database is
+   * (SQLite), so the attempts start in the same turn as the read.
    */
-  isStillOwn(claimed: ClaimedAttempt): boolean | Promise<boolean>
+  stillOwn(claimed: readonly ClaimedAttempt[]): ReadonlySet<number> | Promise<ReadonlySet<number>>
   /** The dispatcher's clock (idle times). */
   now(): number
   /** Whether this instance's leases are surely still its own (false after a freeze, until renewed). */
@@ -97,18 +100,46 @@ export function createLanes(options: LanesOptions) {
   // Each attempt in flight listens to it: as many listeners as sockets are normal, not a leak.
   setMaxListeners(options.maxInFlight + 1, stop.signal)
 
-  function start(lane: Lane, claimed: ClaimedAttempt): void {
-    const entry = { claimed } as Running
-    lane.running.set(claimed.id, entry)
+  /** Holds a place on the lane (and a socket) for an attempt chosen to start. */
+  function reserve(lane: Lane, claimed: ClaimedAttempt): void {
+    lane.running.set(claimed.id, { claimed } as Running)
     lane.idleSince = undefined
     inFlight++
-    const attempt = (own: boolean) => {
-      if (!own || stop.signal.aborted) return undefined
+  }
+
+  /**
+   * Starts the attempts chosen in one turn, each that the one read of their ownership says is still this
+   * instance's. If that read fails, they go back to the head of their queues and are tried again later.
+   */
+  function startAll(chosen: readonly [Lane, ClaimedAttempt][]): void {
+    if (chosen.length === 0) return
+    let own: ReadonlySet<number> | Promise<ReadonlySet<number>>
+    try {
+      own = options.stillOwn(chosen.map(([, claimed]) => claimed))
+    } catch (error) {
+      own = Promise.reject(error)
+    }
+    for (const [lane, claimed] of chosen) start(lane, claimed, own)
+  }
+
+  function start(
+    lane: Lane,
+    claimed: ClaimedAttempt,
+    own: ReadonlySet<number> | Promise<ReadonlySet<number>>,
+  ) {
+    const entry = lane.running.get(claimed.id) as Running
+    let unread = false
+    const attempt = (ids: ReadonlySet<number>) => {
+      if (!ids.has(claimed.id) || stop.signal.aborted) return undefined
       options.started(claimed)
       return options.run(claimed, stop.signal)
     }
-    const own = options.isStillOwn(claimed)
-    const outcome = typeof own === 'boolean' ? attempt(own) : own.then(attempt)
+    const putBack = () => {
+      unread = true
+      lane.queue.unshift(claimed)
+      return undefined
+    }
+    const outcome = own instanceof Promise ? own.then(attempt, putBack) : attempt(own)
     entry.done = Promise.resolve(outcome).then((outcome) => {
       lane.running.delete(claimed.id)
       inFlight--
@@ -119,7 +150,9 @@ export function createLanes(options: LanesOptions) {
       }
       if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = options.now()
       ready.add(lane)
-      pump()
+      if (unread) setTimeout(pump, REREAD_MS).unref()
+      // At the turn's end, once for every attempt that ended in it: their places are refilled by one read.
+      else pumpNextTurn()
       options.ended()
     })
   }
@@ -141,10 +174,16 @@ export function createLanes(options: LanesOptions) {
    */
   function pump(): void {
     if (!options.mayStart()) return
-    let started = 0
+    const chosen: [Lane, ClaimedAttempt][] = []
+    choose(chosen)
+    startAll(chosen)
+  }
+
+  /** Fills `chosen` with what may start now, its places held: at most STARTS_PER_TURN. */
+  function choose(chosen: [Lane, ClaimedAttempt][]): void {
     while (inFlight < options.maxInFlight && ready.size > 0) {
       for (const lane of ready) {
-        if (started >= STARTS_PER_TURN) {
+        if (chosen.length >= STARTS_PER_TURN) {
           pumpNextTurn()
           return
         }
@@ -156,8 +195,8 @@ export function createLanes(options: LanesOptions) {
         if (lane.running.size >= capOf(lane) || !lanes.has(lane.id)) continue
         const claimed = nextOf(lane)
         if (!claimed) continue
-        start(lane, claimed)
-        started++
+        reserve(lane, claimed)
+        chosen.push([lane, claimed])
         ready.add(lane)
       }
     }
