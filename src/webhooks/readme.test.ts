@@ -57,10 +57,7 @@ it.each([
     `A step leases at most ${ENDPOINTS_PER_STEP} endpoints and refills at most ${ENDPOINTS_PER_STEP} lanes' queues`,
   ],
   ['starts per turn', `start at most ${STARTS_PER_TURN} attempts per turn of the event loop`],
-  [
-    'the ownership read',
-    `at most ${OWN_CHECK_BATCH} attempts in one read`,
-  ],
+  ['the ownership read', `at most ${OWN_CHECK_BATCH} attempts in one read`],
   ['a failed ownership read', `tried ${REREAD_MS} ms later`],
   ['sockets per instance', `(${n(MAX_IN_FLIGHT)} in all`],
   ['a lane’s queue', `up to ${QUEUE_SIZE} of the endpoint's due attempts`],
