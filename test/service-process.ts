@@ -70,10 +70,13 @@ export async function waitForLine(
   throw new Error(`no ${pattern} in: ${stream()}`)
 }
 
-/** `count` processes of the service on one `env` (a shared database: they migrate it under a lock), each healthy. */
+/**
+ * `count` processes of the service on one `env` (a shared database: they migrate it under a lock), each
+ * healthy. They start at once, each ~2 s of CPU, on a machine that runs another suite beside: up to 30 s.
+ */
 export async function spawnInstances(count: number, env: Record<string, string>): Promise<Service[]> {
   const instances = await Promise.all(Array.from({ length: count }, () => spawnService(env)))
-  await Promise.all(instances.map((service) => waitUntilHealthy(service)))
+  await Promise.all(instances.map((service) => waitUntilHealthy(service, 600)))
   return instances
 }
 
