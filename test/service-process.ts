@@ -76,7 +76,13 @@ export async function waitForLine(
  */
 export async function spawnInstances(count: number, env: Record<string, string>): Promise<Service[]> {
   const instances = await Promise.all(Array.from({ length: count }, () => spawnService(env)))
-  await Promise.all(instances.map((service) => waitUntilHealthy(service, 600)))
+  try {
+    await Promise.all(instances.map((service) => waitUntilHealthy(service, 600)))
+  } catch (error) {
+    // The caller never gets them: killed here, or they would outlive the test run.
+    await Promise.all(instances.map(killService))
+    throw error
+  }
   return instances
 }
 
