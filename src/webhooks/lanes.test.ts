@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { expect, it, vi } from 'vitest'
-import type { ClaimedAttempt } from './attempts.repository.js'
+import { type ClaimedAttempt, MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import {
   createLanes,
   inTurn,
@@ -48,7 +48,7 @@ function lanesOver(count: number, stillOwn: LanesOptions['stillOwn']) {
     endpoints.map((id) => ({ id, accountId: 1, failuresInRow: 0 })),
     0,
   )
-  return { started, enqueue: () => lanes.enqueue(endpoints.map((id) => claimed(id, id))) }
+  return { started, lanes, enqueue: () => lanes.enqueue(endpoints.map((id) => claimed(id, id))) }
 }
 
 const allOwn = (chosen: readonly ClaimedAttempt[]) => new Set(chosen.map((attempt) => attempt.id))
@@ -126,6 +126,20 @@ it('asks, for a lane that started many attempts since the last step, for enough 
   expect(lanes.wants()).toEqual([{ endpointId: 1, count: MAX_QUEUE_SIZE }])
   // Nothing started since: back to QUEUE_SIZE.
   expect(lanes.wants()).toEqual([{ endpointId: 1, count: QUEUE_SIZE }])
+})
+
+it('gives an endpoint leased again its lane back while requests of the lane it let go are in flight', async () => {
+  const { started, lanes } = lanesOver(1, allOwn)
+  lanes.enqueue(Array.from({ length: 10 }, (_, index) => claimed(index + 1, 1)))
+  expect(started).toHaveLength(MAX_IN_FLIGHT_PER_ENDPOINT)
+  // The lease lapses (a late renewal) with 4 requests in flight; the queued 6 are given back.
+  expect(lanes.remove([1])).toHaveLength(10 - MAX_IN_FLIGHT_PER_ENDPOINT)
+  lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
+  lanes.enqueue(Array.from({ length: 6 }, (_, index) => claimed(index + 11, 1)))
+  await nextTurn()
+  // Still 4 in flight to the endpoint: nothing more starts until one of them ends.
+  expect(started).toHaveLength(MAX_IN_FLIGHT_PER_ENDPOINT)
+  expect(lanes.running()).toHaveLength(MAX_IN_FLIGHT_PER_ENDPOINT)
 })
 
 it('takes lanes in turn: from the one after the last served, round to the start', () => {

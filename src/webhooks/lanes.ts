@@ -93,6 +93,11 @@ export type Lanes = ReturnType<typeof createLanes>
  */
 export function createLanes(options: LanesOptions) {
   const lanes = new Map<number, Lane>()
+  /**
+   * Lanes forgotten while requests were in flight (a lease let go or lost): leased again before those end,
+   * the endpoint gets the same lane back, so its requests in flight still count against its places.
+   */
+  const leaving = new Map<number, Lane>()
   /** Lanes that may start an attempt now, in turn (a lane that started one goes to the back). */
   const ready = new Set<Lane>()
   let ended: Ended[] = []
@@ -157,6 +162,7 @@ export function createLanes(options: LanesOptions) {
     entry.done = Promise.resolve(outcome).then((outcome) => {
       lane.running.delete(claimed.id)
       inFlight--
+      if (lane.running.size === 0 && leaving.get(lane.id) === lane) leaving.delete(lane.id)
       // Aborted (SIGTERM): given back by the dispatcher, never written as an outcome.
       if (outcome && !stop.signal.aborted) {
         ended.push({ claimed, outcome })
@@ -225,7 +231,15 @@ export function createLanes(options: LanesOptions) {
     add(leased: readonly LeasedEndpoint[], now: number): void {
       for (const endpoint of leased) {
         if (lanes.has(endpoint.id)) continue
-        const lane = { ...endpoint, queue: [], running: new Map(), idleSince: now, startedSinceStep: 0 }
+        const back = leaving.get(endpoint.id)
+        leaving.delete(endpoint.id)
+        const lane = back ?? {
+          ...endpoint,
+          queue: [],
+          running: new Map(),
+          idleSince: now,
+          startedSinceStep: 0,
+        }
         lanes.set(endpoint.id, lane)
       }
     },
@@ -267,8 +281,10 @@ export function createLanes(options: LanesOptions) {
         const lane = lanes.get(id)
         if (!lane) continue
         queued.push(...lane.queue)
+        lane.queue = []
         lanes.delete(id)
         ready.delete(lane)
+        if (lane.running.size > 0) leaving.set(id, lane)
       }
       return queued
     },
@@ -287,7 +303,8 @@ export function createLanes(options: LanesOptions) {
     hasWork: () =>
       ended.length > 0 || inFlight > 0 || [...lanes.values()].some((lane) => lane.queue.length > 0),
     /** Every attempt in flight, to wait for at shutdown. */
-    running: (): Running[] => [...lanes.values()].flatMap((lane) => [...lane.running.values()]),
+    running: (): Running[] =>
+      [...lanes.values(), ...leaving.values()].flatMap((lane) => [...lane.running.values()]),
     /** Aborts every attempt in flight; none is written down (the dispatcher gives them back). */
     abortAll: () => stop.abort(),
     /** Requests in flight per account (a metric). */
