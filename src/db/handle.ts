@@ -25,12 +25,10 @@ export interface DbHandle {
   /**
    * The one read path of the hot queries: `build` runs once, with marker arguments, and its SQL is
    * compiled in this database's dialect; each call then runs that SQL with its own arguments. Reads see
-   * committed data only, never another request's open transaction. `arity` is the number of arguments
-   * when `build` ends with a rest parameter (each of its places is one SQL parameter); else build's own.
+   * committed data only, never another request's open transaction.
    */
   prepareRead<Args extends unknown[], Row>(
     build: (db: Db, ...args: Args) => Compilable<Row>,
-    arity?: number,
   ): PreparedRead<Args, Row>
   /**
    * Present when the database can tell cheaply that nothing changed: SQLite's `data_version`, read on the
@@ -62,9 +60,8 @@ export interface CompiledRead<Row> {
 export function compileRead<Args extends unknown[], Row>(
   db: Db,
   build: (db: Db, ...args: Args) => Compilable<Row>,
-  arity = build.length - 1,
 ): CompiledRead<Row> {
-  const markers = Array.from({ length: arity }, (_, index) => ({ argument: index }))
+  const markers = Array.from({ length: build.length - 1 }, (_, index) => ({ argument: index }))
   const compiled = build(db, ...(markers as unknown as Args)).compile()
   const slots = compiled.parameters.map((value) => markers.indexOf(value as { argument: number }))
   return { compiled, slots }

@@ -90,11 +90,8 @@ export function openPostgres(
     dialect: 'postgres',
     db,
     changeToken,
-    prepareRead<Args extends unknown[], Row>(
-      build: (db: Db, ...args: Args) => Compilable<Row>,
-      arity?: number,
-    ) {
-      const compiled = compileRead(db, build, arity)
+    prepareRead<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
+      const compiled = compileRead(db, build)
       const name = `petstore_read_${++statements}`
       const text = compiled.compiled.sql
       return (...args: Args) => read<Row>({ name, text, values: parametersOf(compiled, args) })

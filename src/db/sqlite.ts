@@ -73,11 +73,8 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
     ping: async () => {
       ping.get()
     },
-    prepareRead<Args extends unknown[], Row>(
-      build: (db: Db, ...args: Args) => Compilable<Row>,
-      arity?: number,
-    ) {
-      const read = compileRead(db, build, arity)
+    prepareRead<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
+      const read = compileRead(db, build)
       let statement: SQLite.Statement<unknown[], unknown[]> | undefined
       let columns: string[] = []
       const run = (...args: Args): Row[] => {

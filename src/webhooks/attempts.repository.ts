@@ -11,11 +11,6 @@ const TAKE_CHUNK_ENDPOINTS = 100
 const RECORD_CHUNK_ROWS = 500
 /** Rows per INSERT of attempts: 7 parameters each. */
 const INSERT_CHUNK_ROWS = 1_000
-/**
- * Attempts whose ownership one read checks (lanes start at most STARTS_PER_TURN = 16 per turn of the
- * event loop, and check them together); the unused places are 0, which no attempt id is.
- */
-export const OWN_CHECK_BATCH = 16
 
 /** An attempt to make, pending from `dueAt`: a fan-out's first, a retry, a redelivery's first. */
 export interface NextAttempt {
@@ -60,15 +55,13 @@ export type AttemptsRepository = ReturnType<typeof createAttemptsRepository>
  * came of each only while the attempt is still its own.
  */
 export function createAttemptsRepository(handle: DbHandle) {
-  const stillOwn = handle.prepareRead(
-    (db, owner: string, ...ids: number[]) =>
-      db
-        .selectFrom('webhook_attempts')
-        .select('id')
-        .where('id', 'in', ids)
-        .where('lease_token', '=', owner)
-        .where('status', '=', 'pending'),
-    1 + OWN_CHECK_BATCH,
+  const stillOwn = handle.prepareRead((db, id: number, owner: string) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select('id')
+      .where('id', '=', id)
+      .where('lease_token', '=', owner)
+      .where('status', '=', 'pending'),
   )
   const dueBeyond = handle.prepareRead((db, endpointId: number, now: number, count: number) =>
     db
@@ -164,19 +157,12 @@ export function createAttemptsRepository(handle: DbHandle) {
     take,
     fail,
     /**
-     * Which of these attempts are still pending and `owner`'s (read just before they start, one read per
-     * OWN_CHECK_BATCH): synchronous on SQLite, whose reads are.
+     * Whether the attempt is still pending and `owner`'s (read just before it starts): synchronous on
+     * SQLite, whose reads are.
      */
-    stillOwnAmong(ids: readonly number[], owner: string): Set<number> | Promise<Set<number>> {
-      const reads = []
-      for (let start = 0; start < ids.length; start += OWN_CHECK_BATCH) {
-        const batch = ids.slice(start, start + OWN_CHECK_BATCH)
-        const padded = [...batch, ...Array<number>(OWN_CHECK_BATCH - batch.length).fill(0)]
-        reads.push(stillOwn(owner, ...padded))
-      }
-      const idsOf = (batches: { id: number }[][]) => new Set(batches.flat().map((row) => row.id))
-      if (reads.every((rows) => Array.isArray(rows))) return idsOf(reads as { id: number }[][])
-      return Promise.all(reads).then(idsOf)
+    isStillOwn(id: number, owner: string): boolean | Promise<boolean> {
+      const rows = stillOwn(id, owner)
+      return Array.isArray(rows) ? rows.length > 0 : rows.then((found) => found.length > 0)
     },
     /**
      * Which of these endpoints have a due attempt that `owner` does not hold yet, in id order (a read

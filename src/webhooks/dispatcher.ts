@@ -98,11 +98,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         agents,
         now: () => clock.now(),
       }),
-    stillOwn: (chosen) =>
-      attempts.stillOwnAmong(
-        chosen.map((claimed) => claimed.id),
-        owner,
-      ),
+    isStillOwn: (claimed) => attempts.isStillOwn(claimed.id, owner),
     now: () => clock.now(),
     mayStart: () => !stopping && clock.now() - renewedAt < LEASE_MS - RENEW_MS,
     started: (claimed: ClaimedAttempt) => {

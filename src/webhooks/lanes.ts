@@ -6,32 +6,19 @@ import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 /** Requests in flight to an endpoint whose circuit is open: one probe at a time until one succeeds. */
 export const OPEN_CIRCUIT_CAP = 1
-/**
- * Attempts a lane keeps queued (taken from the database in one statement for all lanes): QUEUE_SIZE, or
- * for a lane that started more than a quarter of that since the step before, STEPS_QUEUED times what it
- * started, up to MAX_QUEUE_SIZE. A fast endpoint's lane then never runs dry between two steps, and what
- * an instance holds queued grows with the rate it delivers at, not with the number of its lanes.
- */
+/** Attempts a lane keeps queued, at most (taken from the database in one statement for all lanes). */
 export const QUEUE_SIZE = 100
-export const MAX_QUEUE_SIZE = 1_000
-export const STEPS_QUEUED = 4
+/** A lane asks for more when fewer than this are queued. */
+const REFILL_BELOW = 50
 /**
  * Attempts started per turn of the event loop, at most: the rest start at the next turn, after the
  * requests that came meanwhile were served (a fan-out to 1,000 endpoints would otherwise hold the loop
  * for as long as 1,000 requests take to build, sign and send).
  */
 export const STARTS_PER_TURN = 16
-/** After a failed read of their ownership, attempts put back are tried again this much later. */
-export const REREAD_MS = 100
 
-/**
- * How many attempts to take for a lane with `queued` queued that started `started` since the step before:
- * none while its queue is at least half its size.
- */
-export function wantFor(queued: number, started = 0): number {
-  const size = Math.min(MAX_QUEUE_SIZE, Math.max(QUEUE_SIZE, STEPS_QUEUED * started))
-  return queued < size / 2 ? size - queued : 0
-}
+/** How many attempts to take for a lane with `queued` queued: none while its queue is full enough. */
+export const wantFor = (queued: number): number => (queued < REFILL_BELOW ? QUEUE_SIZE - queued : 0)
 
 /** Up to `count` of `ids` (in id order), from the first after `after` round to the start: lanes in turn. */
 export function inTurn(ids: readonly number[], after: number, count: number): number[] {
@@ -59,8 +46,6 @@ export interface Lane {
   failuresInRow: number
   /** Since when it has had nothing queued nor in flight (undefined while it has). */
   idleSince: number | undefined
-  /** Attempts started since the last step asked what it wants (`wants`): its queue's size follows it. */
-  startedSinceStep: number
 }
 
 export interface LanesOptions {
@@ -69,11 +54,10 @@ export interface LanesOptions {
   /** Makes the attempt (never throws). */
   run(claimed: ClaimedAttempt, signal: AbortSignal): Promise<AttemptOutcome>
   /**
-   * Read just before attempts start, the ones chosen in one turn together: the ids of those still this
-   * instance's (not one a DELETE ended meanwhile, nor one taken over). Synchronous where the database is
-   * (SQLite), so the attempts start in the same turn as the read.
+   * Read just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over.
+   * Synchronous where the database is (SQLite), so the attempt starts in the same turn as the read.
    */
-  stillOwn(claimed: readonly ClaimedAttempt[]): ReadonlySet<number> | Promise<ReadonlySet<number>>
+  isStillOwn(claimed: ClaimedAttempt): boolean | Promise<boolean>
   /** The dispatcher's clock (idle times). */
   now(): number
   /** Whether this instance's leases are surely still its own (false after a freeze, until renewed). */
@@ -118,47 +102,18 @@ export function createLanes(options: LanesOptions) {
   // Each attempt in flight listens to it: as many listeners as sockets are normal, not a leak.
   setMaxListeners(options.maxInFlight + 1, stop.signal)
 
-  /** Holds a place on the lane (and a socket) for an attempt chosen to start. */
-  function reserve(lane: Lane, claimed: ClaimedAttempt): void {
-    lane.running.set(claimed.id, { claimed } as Running)
+  function start(lane: Lane, claimed: ClaimedAttempt): void {
+    const entry = { claimed } as Running
+    lane.running.set(claimed.id, entry)
     lane.idleSince = undefined
     inFlight++
-  }
-
-  /**
-   * Starts the attempts chosen in one turn, each that the one read of their ownership says is still this
-   * instance's. If that read fails, they go back to the head of their queues and are tried again later.
-   */
-  function startAll(chosen: readonly [Lane, ClaimedAttempt][]): void {
-    if (chosen.length === 0) return
-    let own: ReadonlySet<number> | Promise<ReadonlySet<number>>
-    try {
-      own = options.stillOwn(chosen.map(([, claimed]) => claimed))
-    } catch (error) {
-      own = Promise.reject(error)
-    }
-    for (const [lane, claimed] of chosen) start(lane, claimed, own)
-  }
-
-  function start(
-    lane: Lane,
-    claimed: ClaimedAttempt,
-    own: ReadonlySet<number> | Promise<ReadonlySet<number>>,
-  ) {
-    const entry = lane.running.get(claimed.id) as Running
-    let unread = false
-    const attempt = (ids: ReadonlySet<number>) => {
-      if (!ids.has(claimed.id) || stop.signal.aborted) return undefined
-      lane.startedSinceStep++
+    const attempt = (own: boolean) => {
+      if (!own || stop.signal.aborted) return undefined
       options.started(claimed)
       return options.run(claimed, stop.signal)
     }
-    const putBack = () => {
-      unread = true
-      lane.queue.unshift(claimed)
-      return undefined
-    }
-    const outcome = own instanceof Promise ? own.then(attempt, putBack) : attempt(own)
+    const own = options.isStillOwn(claimed)
+    const outcome = typeof own === 'boolean' ? attempt(own) : own.then(attempt)
     entry.done = Promise.resolve(outcome).then((outcome) => {
       lane.running.delete(claimed.id)
       inFlight--
@@ -170,9 +125,7 @@ export function createLanes(options: LanesOptions) {
       }
       if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = options.now()
       ready.add(lane)
-      if (unread) setTimeout(pump, REREAD_MS).unref()
-      // At the turn's end, once for every attempt that ended in it: their places are refilled by one read.
-      else pumpNextTurn()
+      pump()
       options.ended()
     })
   }
@@ -194,16 +147,10 @@ export function createLanes(options: LanesOptions) {
    */
   function pump(): void {
     if (!options.mayStart()) return
-    const chosen: [Lane, ClaimedAttempt][] = []
-    choose(chosen)
-    startAll(chosen)
-  }
-
-  /** Fills `chosen` with what may start now, its places held: at most STARTS_PER_TURN. */
-  function choose(chosen: [Lane, ClaimedAttempt][]): void {
+    let started = 0
     while (inFlight < options.maxInFlight && ready.size > 0) {
       for (const lane of ready) {
-        if (chosen.length >= STARTS_PER_TURN) {
+        if (started >= STARTS_PER_TURN) {
           pumpNextTurn()
           return
         }
@@ -215,8 +162,8 @@ export function createLanes(options: LanesOptions) {
         if (lane.running.size >= capOf(lane) || !lanes.has(lane.id)) continue
         const claimed = nextOf(lane)
         if (!claimed) continue
-        reserve(lane, claimed)
-        chosen.push([lane, claimed])
+        start(lane, claimed)
+        started++
         ready.add(lane)
       }
     }
@@ -233,13 +180,7 @@ export function createLanes(options: LanesOptions) {
         if (lanes.has(endpoint.id)) continue
         const back = leaving.get(endpoint.id)
         leaving.delete(endpoint.id)
-        const lane = back ?? {
-          ...endpoint,
-          queue: [],
-          running: new Map(),
-          idleSince: now,
-          startedSinceStep: 0,
-        }
+        const lane = back ?? { ...endpoint, queue: [], running: new Map(), idleSince: now }
         lanes.set(endpoint.id, lane)
       }
     },
@@ -259,8 +200,7 @@ export function createLanes(options: LanesOptions) {
     wants(): { endpointId: number; count: number }[] {
       const wants = []
       for (const lane of lanes.values()) {
-        const count = wantFor(lane.queue.length, lane.startedSinceStep)
-        lane.startedSinceStep = 0
+        const count = wantFor(lane.queue.length)
         if (count > 0) wants.push({ endpointId: lane.id, count })
       }
       return wants

@@ -4,7 +4,7 @@ import { PURGE_INTERVAL_MS } from '../deps.js'
 import { EVENT_ID_DIGITS } from '../events/events.repository.js'
 import { TOP_ACCOUNTS } from '../http/metrics.js'
 import { MAX_URL_LENGTH } from './address.js'
-import { MAX_IN_FLIGHT_PER_ENDPOINT, OWN_CHECK_BATCH } from './attempts.repository.js'
+import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import {
   BUSY_MS,
   ENDPOINTS_PER_STEP,
@@ -18,14 +18,7 @@ import {
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import { RETENTION_MS } from './event-log.js'
 import { FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS } from './fan-out.js'
-import {
-  MAX_QUEUE_SIZE,
-  OPEN_CIRCUIT_CAP,
-  QUEUE_SIZE,
-  REREAD_MS,
-  STARTS_PER_TURN,
-  STEPS_QUEUED,
-} from './lanes.js'
+import { OPEN_CIRCUIT_CAP, QUEUE_SIZE, STARTS_PER_TURN } from './lanes.js'
 import { MAX_TTL_S, RESOLVE_DEADLINE_MS } from './resolve.js'
 import { PURGE_BATCH } from './retention.js'
 import {
@@ -64,14 +57,8 @@ it.each([
     `A step leases at most ${ENDPOINTS_PER_STEP} endpoints and refills at most ${ENDPOINTS_PER_STEP} lanes' queues`,
   ],
   ['starts per turn', `start at most ${STARTS_PER_TURN} attempts per turn of the event loop`],
-  ['the ownership read', `at most ${OWN_CHECK_BATCH} attempts in one read`],
-  ['a failed ownership read', `tried ${REREAD_MS} ms later`],
   ['sockets per instance', `(${n(MAX_IN_FLIGHT)} in all`],
   ['a lane’s queue', `up to ${QUEUE_SIZE} of the endpoint's due attempts`],
-  [
-    'a fast lane’s queue',
-    `started more than ${QUEUE_SIZE / STEPS_QUEUED} since the step before keeps ${STEPS_QUEUED === 4 ? '4 times' : `${STEPS_QUEUED} times`} what it started queued, up to ${n(MAX_QUEUE_SIZE)}`,
-  ],
   ['the cap and the open circuit', `(${MAX_IN_FLIGHT_PER_ENDPOINT} in flight; ${OPEN_CIRCUIT_CAP} while`],
   [
     'the lease',
