@@ -56,24 +56,34 @@ function createPet(i: number, key: string, pet: Omit<Pet, 'id'>, headers: Record
 /** Every pet, each page asked of the next instance (the cursor is theirs to share). */
 const walk = (key: string) => storedPets(base, key)
 
+/** 240 listPets of a fresh Free key spread over the instances, at once, and whether they crossed a minute. */
+async function freeKeyBurst(): Promise<{ statuses: number[]; crossedMinute: boolean }> {
+  const { key } = await issueKey('--plan', 'free')
+  const left = 60_000 - (Date.now() % 60_000)
+  if (left < 15_000) await delay(left + 50)
+  const minute = Math.floor(Date.now() / 60_000)
+  const statuses = await Promise.all(
+    Array.from({ length: 240 }, (_, i) =>
+      fetch(`${base(i)}/v1/pets`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => {
+        await r.arrayBuffer()
+        return r.status
+      }),
+    ),
+  )
+  return { statuses, crossedMinute: Math.floor(Date.now() / 60_000) !== minute }
+}
+
 describe('three instances behave as one service', () => {
   test('a Free key hammered across all three gets exactly 60 admitted in the minute', async () => {
-    const { key } = await issueKey('--plan', 'free')
     // The windows are fixed UTC minutes on the real clock: a burst split by a boundary would rightly be
-    // admitted up to twice. It starts with at least 15 s of its minute left (it takes about one).
-    const left = 60_000 - (Date.now() % 60_000)
-    if (left < 15_000) await delay(left + 50)
-    const statuses = await Promise.all(
-      Array.from({ length: 240 }, (_, i) =>
-        fetch(`${base(i)}/v1/pets`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => {
-          await r.arrayBuffer()
-          return r.status
-        }),
-      ),
-    )
-    expect(statuses.filter((status) => status === 200)).toHaveLength(60)
-    expect(statuses.filter((status) => status === 429)).toHaveLength(180)
-  })
+    // admitted up to twice. It starts with at least 15 s of its minute left (it takes about one); on a
+    // machine so loaded that it still crosses into the next minute, it is made again with a fresh key.
+    let burst = await freeKeyBurst()
+    if (burst.crossedMinute) burst = await freeKeyBurst()
+    expect(burst.crossedMinute).toBe(false)
+    expect(burst.statuses.filter((status) => status === 200)).toHaveLength(60)
+    expect(burst.statuses.filter((status) => status === 429)).toHaveLength(180)
+  }, 150_000)
 
   test('1,000 concurrent creates spread over the instances give 1,000 distinct ids, each seen once by a walk', async () => {
     const { key } = await unlimited()
