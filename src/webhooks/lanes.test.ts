@@ -18,11 +18,11 @@ const claimed = (id: number, endpointId: number): ClaimedAttempt => ({
   },
 })
 
-it('starts at most STARTS_PER_TURN attempts per turn of the event loop, the rest at the next turns', async () => {
+/** Lanes whose attempts never end (every one started stays in flight); `started` lists them. */
+function lanesThatNeverEnd() {
   const started: number[] = []
   const lanes = createLanes({
     maxInFlight: 1_024,
-    // Never ends: every attempt started stays in flight.
     run: (attempt) => {
       started.push(attempt.id)
       return new Promise(() => {})
@@ -33,6 +33,11 @@ it('starts at most STARTS_PER_TURN attempts per turn of the event loop, the rest
     started: () => {},
     ended: () => {},
   })
+  return { started, lanes }
+}
+
+it('starts at most STARTS_PER_TURN attempts per turn of the event loop, the rest at the next turns', async () => {
+  const { started, lanes } = lanesThatNeverEnd()
   const endpoints = Array.from({ length: 40 }, (_, index) => index + 1)
   lanes.add(
     endpoints.map((id) => ({ id, accountId: 1, failuresInRow: 0 })),
@@ -48,25 +53,15 @@ it('starts at most STARTS_PER_TURN attempts per turn of the event loop, the rest
 })
 
 it('gives an endpoint leased again its lane back while requests of the lane it let go are in flight', async () => {
-  const started: number[] = []
-  const lanes = createLanes({
-    maxInFlight: 1_024,
-    // Never ends: every attempt started stays in flight.
-    run: (attempt) => {
-      started.push(attempt.id)
-      return new Promise(() => {})
-    },
-    isStillOwn: () => true,
-    now: () => 0,
-    mayStart: () => true,
-    started: () => {},
-    ended: () => {},
-  })
+  const { started, lanes } = lanesThatNeverEnd()
   lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
   lanes.enqueue(Array.from({ length: 10 }, (_, index) => claimed(index + 1, 1)))
   expect(started).toHaveLength(MAX_IN_FLIGHT_PER_ENDPOINT)
   // The lease lapses (a late renewal) with 4 requests in flight; the queued 6 are given back.
   expect(lanes.remove([1])).toHaveLength(10 - MAX_IN_FLIGHT_PER_ENDPOINT)
+  // Let go, its requests are still in flight: awaited at shutdown, counted in the metric.
+  expect(lanes.running()).toHaveLength(MAX_IN_FLIGHT_PER_ENDPOINT)
+  expect(lanes.inFlightByAccount()).toEqual(new Map([[1, MAX_IN_FLIGHT_PER_ENDPOINT]]))
   lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
   lanes.enqueue(Array.from({ length: 6 }, (_, index) => claimed(index + 11, 1)))
   await nextTurn()

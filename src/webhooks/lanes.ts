@@ -82,6 +82,8 @@ export function createLanes(options: LanesOptions) {
    * the endpoint gets the same lane back, so its requests in flight still count against its places.
    */
   const leaving = new Map<number, Lane>()
+  /** Every lane that may have requests in flight: those held and those let go. */
+  const everyLane = () => [...lanes.values(), ...leaving.values()]
   /** Lanes that may start an attempt now, in turn (a lane that started one goes to the back). */
   const ready = new Set<Lane>()
   let ended: Ended[] = []
@@ -243,14 +245,13 @@ export function createLanes(options: LanesOptions) {
     hasWork: () =>
       ended.length > 0 || inFlight > 0 || [...lanes.values()].some((lane) => lane.queue.length > 0),
     /** Every attempt in flight, to wait for at shutdown. */
-    running: (): Running[] =>
-      [...lanes.values(), ...leaving.values()].flatMap((lane) => [...lane.running.values()]),
+    running: (): Running[] => everyLane().flatMap((lane) => [...lane.running.values()]),
     /** Aborts every attempt in flight; none is written down (the dispatcher gives them back). */
     abortAll: () => stop.abort(),
     /** Requests in flight per account (a metric). */
     inFlightByAccount(): Map<number, number> {
       const counts = new Map<number, number>()
-      for (const lane of lanes.values()) {
+      for (const lane of everyLane()) {
         if (lane.running.size > 0)
           counts.set(lane.accountId, (counts.get(lane.accountId) ?? 0) + lane.running.size)
       }
