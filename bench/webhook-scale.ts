@@ -10,7 +10,8 @@
  * - fan-out: 100 accounts × 10 endpoints on `pet.*`, one pet a second, listPets load beside it, and the
  *   same listPets load without endpoints.
  * `--only throughput|fan-out` runs one scene and prints its figures; `--cpu-prof` profiles its service
- * into bench/profiles/ (read it with Chrome DevTools or speedscope).
+ * into bench/profiles/ (read it with Chrome DevTools or speedscope); `--main DIR/main.js` runs another
+ * build's service (a copy of `dist/` built at another commit, for pairs alternating with this one).
  */
 
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -27,6 +28,14 @@ import { type Store, sqliteStore } from './scale-stores.js'
 import { steadyLoad } from './steady-load.js'
 
 const ENV = { PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1' }
+/** The service a scene starts: this tree's build, with no extra node options. */
+const SERVICE: Service = { main: 'dist/main.js', nodeArgs: [] }
+
+/** Which build a scene starts, and its node options. */
+interface Service {
+  main: string
+  nodeArgs: string[]
+}
 /** listPets a second beside the fan-out scene. */
 const LIST_RATE = 200
 
@@ -52,10 +61,10 @@ export interface ScaleFigures {
   listPetsP99Alone: number
 }
 
-async function throughputScene(store: Store, receiver: Receiver, seconds: number, nodeArgs: string[] = []) {
+async function throughputScene(store: Store, receiver: Receiver, seconds: number, service = SERVICE) {
   const { env, keys } = await store.fresh(1)
   const key = keys[0] as string
-  return withServer(startService('', { ...ENV, ...env }, 'dist/main.js', nodeArgs), async (server) => {
+  return withServer(startService('', { ...ENV, ...env }, service.main, service.nodeArgs), async (server) => {
     await subscribe(
       server,
       key,
@@ -186,11 +195,11 @@ async function fanOutScene(
   receiver: Receiver,
   seconds: number,
   endpoints: boolean,
-  nodeArgs: string[] = [],
+  service = SERVICE,
 ) {
   const { env, keys } = await store.fresh(100)
   return withServer(
-    startService('', { ...ENV, ...env }, 'dist/main.js', nodeArgs),
+    startService('', { ...ENV, ...env }, service.main, service.nodeArgs),
     async (server): Promise<FanOutRun> => {
       if (endpoints) {
         for (const [account, key] of keys.entries()) {
@@ -258,14 +267,14 @@ export async function measureWebhookScale(store: Store, options: { quick: boolea
 }
 
 /**
- * One scene alone, its service started with `nodeArgs` (`--cpu-prof --cpu-prof-dir=bench/profiles`, to
+ * One scene alone, its service started with `service.nodeArgs` (`--cpu-prof --cpu-prof-dir=bench/profiles`, to
  * see where a delivery's time goes); its figures.
  */
-async function measureScene(store: Store, scene: 'throughput' | 'fan-out', nodeArgs: string[]) {
+async function measureScene(store: Store, scene: 'throughput' | 'fan-out', service: Service) {
   const receiver = await startReceiver()
   try {
-    if (scene === 'fan-out') return await fanOutScene(store, receiver, 10, true, nodeArgs)
-    const { sampleBody: _, ...figures } = await throughputScene(store, receiver, 5, nodeArgs)
+    if (scene === 'fan-out') return await fanOutScene(store, receiver, 10, true, service)
+    const { sampleBody: _, ...figures } = await throughputScene(store, receiver, 5, service)
     return figures
   } finally {
     await receiver.close()
@@ -301,6 +310,7 @@ if (process.argv[1] === import.meta.filename) {
       quick: { type: 'boolean', default: false },
       only: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
+      main: { type: 'string', default: SERVICE.main },
     },
   })
   const dir = mkdtempSync(join(tmpdir(), 'petstore-scale-'))
@@ -308,7 +318,7 @@ if (process.argv[1] === import.meta.filename) {
     const store = sqliteStore(dir)
     const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : []
     if (values.only === 'throughput' || values.only === 'fan-out') {
-      console.log(await measureScene(store, values.only, nodeArgs))
+      console.log(await measureScene(store, values.only, { main: values.main, nodeArgs }))
     } else {
       console.log(scaleMarkdown(await measureWebhookScale(store, { quick: values.quick })))
     }

@@ -216,6 +216,8 @@ describe('createAgentPool', () => {
     for (let i = 0; i < 3; i++) {
       const response = await postWebhook(webhookTo(url.href, { agent }))
       expect(response.error).toBeNull()
+      // The pool takes the connection back once the turn that read the answer's end is over.
+      await new Promise((turn) => setImmediate(turn))
     }
     // One connection for the three: the answer was read to its end each time, so the socket went back.
     expect(new Set(ports).size).toBe(1)

@@ -1,8 +1,6 @@
-import type { ClientRequest, IncomingMessage } from 'node:http'
-import { Agent as HttpAgent, request as httpRequest } from 'node:http'
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { StringDecoder } from 'node:string_decoder'
 import { parseRetryAfter } from '@petstore/client'
+import { Pool, type Dispatcher as UndiciDispatcher } from 'undici'
 import { pinnedLookup, type ResolvedAddress } from './address.js'
 
 export interface WebhookRequest {
@@ -15,7 +13,7 @@ export interface WebhookRequest {
   timeoutMs: number
   signal?: AbortSignal
   /** Kept-alive connections to this URL's origin at this address (`createAgentPool`); else a fresh one. */
-  agent?: HttpAgent | undefined
+  agent?: UndiciDispatcher | undefined
 }
 
 export interface WebhookResponse {
@@ -59,77 +57,89 @@ export async function postWebhook(request: WebhookRequest): Promise<WebhookRespo
 
 function exchange(request: WebhookRequest): Promise<Outcome> {
   return new Promise((resolve) => {
-    const { signal, timeoutMs } = request
+    const { signal, timeoutMs, url } = request
     if (signal?.aborted) return resolve(noAnswer('aborted'))
-    // Created first: if it throws (a header Node refuses), no timer or listener is left behind.
-    const req = send(request)
+    const connections = request.agent ?? connectionsTo(url, request.address)
+    const hangUp = new AbortController()
     let answer: Answer | undefined
     let settled = false
     // Once an answer has come, it is judged on its status whatever stops the body: the receiver spoke.
-    // A connection is kept (to go back to its agent) only when the answer was read to its end.
+    // A connection is kept (to go back to its pool) only when the answer was read to its end.
     const finish = (failure: string, complete = false) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort)
-      if (!complete) req.destroy()
+      if (!complete) hangUp.abort()
+      if (!request.agent) void connections.destroy()
       resolve(answer ? judge(answer) : noAnswer(failure))
     }
     const onAbort = () => finish('aborted')
     const timer = setTimeout(() => finish(`timed out after ${timeoutMs} ms`), timeoutMs)
     signal?.addEventListener('abort', onAbort, { once: true })
-    req.on('error', (err) => finish(describeFailure(err)))
-    req.on('response', (res) => {
-      answer = readAnswer(res, (complete) => finish('the answer broke off', complete))
-    })
-    req.end(request.body)
+    connections
+      .request({
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+        signal: hangUp.signal,
+      })
+      .then(
+        (res) => {
+          answer = readAnswer(res, (complete) => finish('the answer broke off', complete))
+        },
+        (err: unknown) => finish(describeFailure(err)),
+      )
   })
 }
 
-function send({ url, address, headers, body, agent }: WebhookRequest): ClientRequest {
-  const request = url.protocol === 'https:' ? httpsRequest : httpRequest
-  return request(url, {
-    method: 'POST',
-    // Without an agent of the pool, a fresh connection. The pool's agents are one per (origin, checked
-    // address), so a kept-alive socket always goes where a new one would.
-    agent: agent ?? false,
-    lookup: pinnedLookup(address),
-    // Later keys win in Node's headers object whatever their case, so this length is the real one.
-    headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+/**
+ * Connections to `url`'s origin that all go to `address` (never a second lookup); TLS still checks the
+ * certificate against the URL's host name. No deadlines of their own: the attempt's one deadline covers
+ * connecting, sending and the answer. Idle connections close after 4 s, or sooner when the receiver's
+ * `Keep-Alive` says so.
+ */
+function connectionsTo(url: URL, address: ResolvedAddress): Pool {
+  return new Pool(url.origin, {
+    connections: FREE_SOCKETS,
+    connect: { lookup: pinnedLookup(address) },
+    connectTimeout: 0,
+    headersTimeout: 0,
+    bodyTimeout: 0,
   })
 }
 
 /** Endpoints-at-addresses whose connections are kept alive at once; the oldest is closed beyond. */
 const MAX_AGENTS = 2_048
-/** Idle kept-alive connections per agent (an endpoint has at most 4 requests in flight). */
+/** Connections per endpoint (an endpoint has at most 4 requests in flight). */
 const FREE_SOCKETS = 4
 
 /**
- * Kept-alive connections for webhook attempts: one agent per endpoint, URL origin and checked address, so
- * an attempt to an endpoint that answered a moment ago skips the TCP (and TLS) handshake, each endpoint
- * keeps the 4 connections its 4 places use (endpoints that share a host do not close each other's), and a
- * socket is only ever reused towards the address it was opened to.
+ * Kept-alive connections for webhook attempts (undici pools): one pool per endpoint, URL origin and checked
+ * address, so an attempt to an endpoint that answered a moment ago skips the TCP (and TLS) handshake, each
+ * endpoint keeps the 4 connections its 4 places use (endpoints that share a host do not close each
+ * other's), and a socket is only ever reused towards the address it was opened to.
  */
 export function createAgentPool() {
-  const agents = new Map<string, HttpAgent>()
+  const pools = new Map<string, Pool>()
   return {
-    agentFor(endpointId: number, url: URL, address: ResolvedAddress): HttpAgent {
+    agentFor(endpointId: number, url: URL, address: ResolvedAddress): Pool {
       const key = `${endpointId} ${url.origin} ${address.address}`
-      const known = agents.get(key)
+      const known = pools.get(key)
       if (known) return known
-      const oldest = agents.size >= MAX_AGENTS ? agents.keys().next().value : undefined
+      const oldest = pools.size >= MAX_AGENTS ? pools.keys().next().value : undefined
       if (oldest !== undefined) {
-        agents.get(oldest)?.destroy()
-        agents.delete(oldest)
+        void pools.get(oldest)?.destroy()
+        pools.delete(oldest)
       }
-      const options = { keepAlive: true, maxFreeSockets: FREE_SOCKETS, timeout: 60_000 }
-      const agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options)
-      agents.set(key, agent)
-      return agent
+      const pool = connectionsTo(url, address)
+      pools.set(key, pool)
+      return pool
     },
     destroy(): void {
-      for (const agent of agents.values()) agent.destroy()
-      agents.clear()
+      for (const pool of pools.values()) void pool.destroy()
+      pools.clear()
     },
   }
 }
@@ -138,20 +148,22 @@ export function createAgentPool() {
  * Collects up to EXCERPT_BYTES of the body; `done` once that is read, the body ends (`complete`: the
  * connection may be reused) or it breaks.
  */
-function readAnswer(res: IncomingMessage, done: (complete?: boolean) => void): Answer {
-  const retryAfter = res.headers['retry-after']
-  const answer: Answer = { status: res.statusCode ?? 0, retryAfter, excerpt: '', bytes: 0 }
+function readAnswer(res: UndiciDispatcher.ResponseData, done: (complete?: boolean) => void): Answer {
+  const header = res.headers['retry-after']
+  const retryAfter = Array.isArray(header) ? header[0] : header
+  const answer: Answer = { status: res.statusCode, retryAfter, excerpt: '', bytes: 0 }
+  const body = res.body
   // Holds back a character cut in half at the limit rather than writing U+FFFD for it.
   const decoder = new StringDecoder('utf8')
-  res.on('data', (chunk: Buffer) => {
+  body.on('data', (chunk: Buffer) => {
     const kept = chunk.subarray(0, EXCERPT_BYTES - answer.bytes)
     answer.excerpt += decoder.write(kept)
     answer.bytes += kept.length
     if (answer.bytes >= EXCERPT_BYTES) done()
   })
-  res.on('end', () => done(true))
-  res.on('error', () => done())
-  res.on('close', () => done())
+  body.on('end', () => done(true))
+  body.on('error', () => done())
+  body.on('close', () => done())
   return answer
 }
 
@@ -183,6 +195,8 @@ const NETWORK_FAILURES: Record<string, string> = {
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
   ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'connection closed before an answer came',
 }
 
 /** Words for a failure before any answer; for TLS, OpenSSL's reason (`wrong version number`) or Node's message. */
