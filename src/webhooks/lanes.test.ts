@@ -70,6 +70,39 @@ it('gives an endpoint leased again its lane back while requests of the lane it l
   expect(lanes.running()).toHaveLength(MAX_IN_FLIGHT_PER_ENDPOINT)
 })
 
+it('starts no attempt whose ownership read ends after the leases stopped being surely held, until renewed', async () => {
+  const started: number[] = []
+  let held = true
+  let answer: (own: boolean) => void = () => {}
+  const lanes = createLanes({
+    maxInFlight: 1_024,
+    run: async (attempt) => {
+      started.push(attempt.id)
+      return { startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }
+    },
+    // An asynchronous read (PostgreSQL), answered when the test says.
+    isStillOwn: () => new Promise<boolean>((resolve) => (answer = resolve)),
+    now: () => 0,
+    mayStart: () => held,
+    started: () => {},
+    ended: () => {},
+  })
+  lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
+  lanes.enqueue([claimed(1, 1)])
+  // The read says "still yours", but by the time it answers the last renewal is too old.
+  held = false
+  answer(true)
+  await nextTurn()
+  expect(started).toEqual([])
+  expect(lanes.hasWork()).toBe(true)
+  // Renewed: the next step's enqueue starts it, from the head of its queue.
+  held = true
+  lanes.enqueue([])
+  answer(true)
+  await nextTurn()
+  expect(started).toEqual([1])
+})
+
 it('takes lanes in turn: from the one after the last served, round to the start', () => {
   const ids = [3, 5, 8, 13, 21]
   expect(inTurn(ids, 0, 2)).toEqual([3, 5])

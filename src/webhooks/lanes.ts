@@ -111,6 +111,12 @@ export function createLanes(options: LanesOptions) {
     inFlight++
     const attempt = (own: boolean) => {
       if (!own || stop.signal.aborted) return undefined
+      // Where the read is asynchronous (PostgreSQL), the leases may have stopped being surely this
+      // instance's while it ran: the attempt waits at the head of its queue for the next renewal.
+      if (!options.mayStart()) {
+        if (lanes.get(lane.id) === lane) lane.queue.unshift(claimed)
+        return undefined
+      }
       options.started(claimed)
       return options.run(claimed, stop.signal)
     }
