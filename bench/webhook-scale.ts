@@ -4,22 +4,23 @@
  * Each scene on a fresh service over a fresh database, the receiver in a process of its own:
  * - throughput: createPet at full speed (16 connections) with 3 endpoints, then the backlog drained; beside
  *   it the delivery ceiling, a bare sender posting signed bodies of the same size to the same receiver
- *   with 4 connections per endpoint;
+ *   with 4 connections per endpoint (bare-sender.ts), and a control: the same createPet load with no
+ *   endpoint, beside the bare sender as fast as it goes (what this machine leaves any sender);
  * - isolation: account B's 3 endpoints, 500 pets at 100/s, alone and beside account A's 10 endpoints
  *   whose server accepts and never answers;
- * - fan-out: 100 accounts × 10 endpoints on `pet.*`, one pet a second, listPets load beside it, and the
- *   same listPets load without endpoints.
+ * - fan-out: 100 accounts × 10 endpoints on `pet.*`, one pet a second, listPets load beside it; the
+ *   same listPets load without endpoints; and a control, without endpoints but beside the bare sender
+ *   posting 1,000 a second to 1,000 paths of the same receiver (what the receiver and a sender cost).
  * `--only throughput|fan-out` runs one scene and prints its figures; `--cpu-prof` profiles its service
  * into bench/profiles/ (read it with Chrome DevTools or speedscope); `--main DIR/main.js` runs another
  * build's service (a copy of `dist/` built at another commit, for pairs alternating with this one).
  */
 
 import { mkdtempSync, rmSync } from 'node:fs'
-import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { signatureHeader } from '../src/webhooks/signature.js'
+import { bareSend, inProcess } from './bare-sender.js'
 import { cpuTicks, TICK_MICROSECONDS } from './cpu.js'
 import { api, createAtRate, lagsOf, type Receiver, startReceiver, subscribe } from './deliveries.js'
 import { createRequest, listRequest, withServer } from './harness.js'
@@ -28,6 +29,8 @@ import { type Store, sqliteStore } from './scale-stores.js'
 import { steadyLoad } from './steady-load.js'
 
 const ENV = { PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1' }
+/** The bare sender's paths in the throughput scenes: one per endpoint, as the dispatcher's 3. */
+const THREE_PATHS = ['/c1', '/c2', '/c3']
 /** The service a scene starts: this tree's build, with no extra node options. */
 const SERVICE: Service = { main: 'dist/main.js', nodeArgs: [] }
 
@@ -55,10 +58,14 @@ export interface ScaleFigures {
     drainCpuShare: number
     drainCpuMicrosPerDelivery: number
     ceilingPerSec: number
+    /** The same createPet load with no endpoint, and beside it the bare sender as fast as it goes. */
+    whileWriting: { createsPerSec: number; senderPerSec: number }
   }
   isolation: { alone: IsolationRun; beside: IsolationRun }
   fanOut: FanOutRun
   listPetsP99Alone: number
+  /** The same listPets load with no endpoint, beside the bare sender posting 1,000 a second. */
+  listPetsP99BesideBareSender: number
 }
 
 async function throughputScene(store: Store, receiver: Receiver, seconds: number, service = SERVICE) {
@@ -105,39 +112,25 @@ async function throughputScene(store: Store, receiver: Receiver, seconds: number
   })
 }
 
-/** The bare sender: `count` signed POSTs of `body` over 3 endpoint paths, 4 kept-alive sockets each. */
-async function ceiling(receiver: Receiver, body: string, count: number): Promise<number> {
-  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
-  const agents = [1, 2, 3].map(() => new Agent({ keepAlive: true, maxSockets: 4 }))
-  const send = (index: number) =>
-    new Promise<void>((resolve, reject) => {
-      const id = `evt_${String(index).padStart(16, '0')}`
-      const timestamp = Math.floor(Date.now() / 1000)
-      const req = request(`${receiver.base}/c${(index % 3) + 1}`, {
-        method: 'POST',
-        agent: agents[index % 3],
-        headers: {
-          'content-type': 'application/json',
-          'webhook-id': id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signatureHeader([secret], id, timestamp, body),
-        },
-      })
-      req.on('response', (response) => response.resume().on('end', resolve))
-      req.on('error', reject)
-      req.end(body)
-    })
-  let next = 0
-  const started = performance.now()
-  // 12 workers: each endpoint's 4 sockets always busy.
-  await Promise.all(
-    Array.from({ length: 12 }, async () => {
-      while (next < count) await send(next++)
-    }),
-  )
-  const perSec = count / ((performance.now() - started) / 1000)
-  for (const agent of agents) agent.destroy()
-  return perSec
+/**
+ * What the machine leaves any sender while createPet runs at full speed: the service with no endpoint,
+ * the same load, and beside it the bare sender as fast as it goes (on a thread of the bench's process).
+ */
+async function ceilingWhileWriting(store: Store, receiver: Receiver, seconds: number, body: string) {
+  const { env, keys } = await store.fresh(1)
+  return withServer(startService('', { ...ENV, ...env }), async (server) => {
+    const request = createRequest({ authorization: `Bearer ${keys[0]}` })
+    const [load, sender] = await Promise.all([
+      runLoad(server.child.pid ?? 0, {
+        ...request,
+        url: `http://127.0.0.1:${server.port}${request.path}`,
+        connections: 16,
+        duration: seconds,
+      }),
+      inProcess({ base: receiver.base, paths: THREE_PATHS, body, pace: { seconds } }),
+    ])
+    return { createsPerSec: load.requestsPerSec, senderPerSec: sender.perSec }
+  })
 }
 
 interface IsolationRun {
@@ -196,6 +189,7 @@ async function fanOutScene(
   seconds: number,
   endpoints: boolean,
   service = SERVICE,
+  bareBody?: string,
 ) {
   const { env, keys } = await store.fresh(100)
   return withServer(
@@ -219,9 +213,13 @@ async function fanOutScene(
       }
       // Untimed, so that both runs start warm (PostgreSQL's pool opens its connections as they are asked for).
       await steadyLoad({ ...listing, seconds: 1 })
+      // The control: with no endpoint, the receiver's and a sender's work as the fan-out would bring them.
+      const paths = Array.from({ length: 1_000 }, (_, i) => `/g${i}`)
+      const pace = { perSec: 1_000, seconds }
       const [load, created] = await Promise.all([
         steadyLoad({ ...listing, seconds }),
         createAtRate(server, keys[0] as string, seconds, 1000),
+        bareBody && inProcess({ base: receiver.base, paths, body: bareBody, pace }),
       ])
       const expected = endpoints ? created * keys.length * 10 : 0
       await receiver.waitFor(from, expected)
@@ -247,19 +245,28 @@ export async function measureWebhookScale(store: Store, options: { quick: boolea
   const receiver = await startReceiver()
   try {
     const { sampleBody, ...throughput } = await throughputScene(store, receiver, options.quick ? 3 : 10)
-    const ceilingPerSec = await ceiling(receiver, sampleBody, Math.max(3_000, throughput.expected))
+    const count = Math.max(3_000, throughput.expected)
+    const bare = await bareSend({
+      base: receiver.base,
+      paths: THREE_PATHS,
+      body: sampleBody,
+      pace: { count },
+    })
+    const whileWriting = await ceilingWhileWriting(store, receiver, options.quick ? 3 : 10, sampleBody)
     const pets = options.quick ? 200 : 500
     const alone = await isolationScene(store, receiver, false, pets)
     const beside = await isolationScene(store, receiver, true, pets)
     const seconds = options.quick ? 10 : 60
     const fanOut = await fanOutScene(store, receiver, seconds, true)
     const quiet = await fanOutScene(store, receiver, seconds, false)
+    const control = await fanOutScene(store, receiver, seconds, false, SERVICE, sampleBody)
     return {
       label: store.label,
-      throughput: { ...throughput, ceilingPerSec },
+      throughput: { ...throughput, ceilingPerSec: bare.perSec, whileWriting },
       isolation: { alone, beside },
       fanOut,
       listPetsP99Alone: quiet.listPetsP99Ms,
+      listPetsP99BesideBareSender: control.listPetsP99Ms,
     }
   } finally {
     await receiver.close()
@@ -296,10 +303,12 @@ export function scaleMarkdown(f: ScaleFigures): string {
     `| throughput: createPet, 16 connections, 3 endpoints | ${n(t.perSecond)} creates/s; ${n(t.distinct)} of ${n(t.expected)} delivered; lag p50 ${n(t.lagP50Ms)} ms, p99 ${n(t.lagP99Ms)} ms | p99 ≤ 2,000 ms |`,
     `| deliveries/s while writing · draining the backlog after | ${n(t.deliveriesPerSecDuringWrites)} · ${n(t.drainPerSec)} (service CPU ${(100 * t.drainCpuShare).toFixed(0)}% of a core, ${n(t.drainCpuMicrosPerDelivery)} µs per delivery) | |`,
     `| delivery ceiling: bare sender, 4 connections × 3 endpoints | ${n(t.ceilingPerSec)}/s; the dispatcher's drain ÷ ceiling **${ratio(t.drainPerSec, t.ceilingPerSec)}** | ≥ 0.5 |`,
+    `| control: the bare sender beside the same createPet load, no endpoint | ${n(t.whileWriting.senderPerSec)}/s beside ${n(t.whileWriting.createsPerSec)} creates/s (3 a create: ${ratio(t.whileWriting.senderPerSec, 3 * t.whileWriting.createsPerSec)}× of what keeping up takes) | |`,
     `| isolation: account B alone (3 endpoints, 100 pets/s) | ${n(alone.distinct)} of ${n(alone.expected)}; ${n(alone.perSec)}/s; lag p99 ${n(alone.lagP99Ms)} ms | |`,
     `| isolation: B beside A's 10 hung endpoints | ${n(beside.distinct)} of ${n(beside.expected)}; ${n(beside.perSec)}/s (**${ratio(beside.perSec, alone.perSec)}×** alone); lag p99 ${n(beside.lagP99Ms)} ms | ≥ 0.8×, p99 ≤ 2,000 ms |`,
     `| fan-out: 100 accounts × 10 endpoints, 1 pet/s | ${n(f.fanOut.distinct)} of ${n(f.fanOut.expected)}; lag p99 ${n(f.fanOut.lagP99Ms)} ms; failed dispatcher steps ${f.fanOut.failedSteps} | all, p99 ≤ 5,000 ms, 0 |`,
     `| listPets p99 at a steady ${LIST_RATE}/s beside the fan-out ÷ without endpoints | ${ms(f.fanOut.listPetsP99Ms)} ms ÷ ${ms(f.listPetsP99Alone)} ms = **${ratio(f.fanOut.listPetsP99Ms, f.listPetsP99Alone)}**${f.fanOut.listPetsFailures > 0 ? ` (${f.fanOut.listPetsFailures} not answered 200)` : ''} | ≤ 1.2 |`,
+    `| control: the same listPets load, no endpoint, the bare sender posting 1,000/s to 1,000 paths | ${ms(f.listPetsP99BesideBareSender)} ms ÷ ${ms(f.listPetsP99Alone)} ms = ${ratio(f.listPetsP99BesideBareSender, f.listPetsP99Alone)} | |`,
     '',
   ].join('\n')
 }
