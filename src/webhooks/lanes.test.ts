@@ -1,7 +1,7 @@
-import { setImmediate as nextTurn } from 'node:timers/promises'
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
 import { expect, it } from 'vitest'
 import { type ClaimedAttempt, MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
-import { createLanes, inTurn, STARTS_PER_TURN } from './lanes.js'
+import { createLanes, inTurn, REREAD_MS, STARTS_PER_TURN } from './lanes.js'
 
 const claimed = (id: number, endpointId: number): ClaimedAttempt => ({
   id,
@@ -101,6 +101,33 @@ it('starts no attempt whose ownership read ends after the leases stopped being s
   answer(true)
   await nextTurn()
   expect(started).toEqual([1])
+})
+
+it('puts an attempt whose ownership read failed back in its place in the queue, and reads again later', async () => {
+  const started: number[] = []
+  let failing = true
+  const lanes = createLanes({
+    maxInFlight: 1_024,
+    run: (attempt) => {
+      started.push(attempt.id)
+      return new Promise(() => {})
+    },
+    isStillOwn: () => (failing ? Promise.reject(new Error('connection lost')) : Promise.resolve(true)),
+    now: () => 0,
+    mayStart: () => true,
+    started: () => {},
+    ended: () => {},
+  })
+  lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
+  lanes.enqueue([claimed(1, 1), claimed(2, 1)])
+  await nextTurn()
+  // Both reads failed: nothing started, nothing held in flight, both queued again in their order.
+  expect(started).toEqual([])
+  expect(lanes.running()).toHaveLength(0)
+  expect(lanes.hasWork()).toBe(true)
+  failing = false
+  await sleep(REREAD_MS * 2)
+  expect(started).toEqual([1, 2])
 })
 
 it('takes lanes in turn: from the one after the last served, round to the start', () => {

@@ -16,6 +16,8 @@ const REFILL_BELOW = 50
  * for as long as 1,000 requests take to build, sign and send).
  */
 export const STARTS_PER_TURN = 16
+/** After a failed read of their ownership, attempts put back in their queues wait this long. */
+export const REREAD_MS = 100
 
 /** How many attempts to take for a lane with `queued` queued: none while its queue is full enough. */
 export const wantFor = (queued: number): number => (queued < REFILL_BELOW ? QUEUE_SIZE - queued : 0)
@@ -104,24 +106,43 @@ export function createLanes(options: LanesOptions) {
   // Each attempt in flight listens to it: as many listeners as sockets are normal, not a leak.
   setMaxListeners(options.maxInFlight + 1, stop.signal)
 
+  /** Reads whether the attempt is still this instance's; a read that throws is a rejection. */
+  function readOwn(claimed: ClaimedAttempt): boolean | Promise<boolean> {
+    try {
+      return options.isStillOwn(claimed)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
   function start(lane: Lane, claimed: ClaimedAttempt): void {
     const entry = { claimed } as Running
     lane.running.set(claimed.id, entry)
     lane.idleSince = undefined
     inFlight++
+    let unread = false
     const attempt = (own: boolean) => {
       if (!own || stop.signal.aborted) return undefined
       // Where the read is asynchronous (PostgreSQL), the leases may have stopped being surely this
-      // instance's while it ran: the attempt waits at the head of its queue for the next renewal.
-      if (!options.mayStart()) {
-        if (lanes.get(lane.id) === lane) lane.queue.unshift(claimed)
-        return undefined
-      }
+      // instance's while it ran: the attempt waits in its queue for the next renewal.
+      if (!options.mayStart()) return putBack()
       options.started(claimed)
       return options.run(claimed, stop.signal)
     }
-    const own = options.isStillOwn(claimed)
-    const outcome = typeof own === 'boolean' ? attempt(own) : own.then(attempt)
+    // Back in the queue, ahead of any with a higher id: attempts put back one by one keep their order.
+    const putBack = () => {
+      if (lanes.get(lane.id) !== lane) return undefined
+      const after = lane.queue.findIndex((queued) => queued.id > claimed.id)
+      lane.queue.splice(after === -1 ? lane.queue.length : after, 0, claimed)
+      return undefined
+    }
+    // A failed read (a lost connection, a deadline): back in its queue, read again REREAD_MS later.
+    const unreadable = () => {
+      unread = true
+      return putBack()
+    }
+    const own = readOwn(claimed)
+    const outcome = typeof own === 'boolean' ? attempt(own) : own.then(attempt, unreadable)
     entry.done = Promise.resolve(outcome).then((outcome) => {
       lane.running.delete(claimed.id)
       inFlight--
@@ -133,7 +154,8 @@ export function createLanes(options: LanesOptions) {
       }
       if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = options.now()
       ready.add(lane)
-      pump()
+      if (unread) setTimeout(pump, REREAD_MS).unref()
+      else pump()
       options.ended()
     })
   }
