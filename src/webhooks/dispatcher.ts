@@ -74,7 +74,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const leases = createLeasesRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
   const withoutEndedAccounts = createEndedAccounts(handle)
-  const agents = createAgentPool()
+  const agents = createAgentPool({ timeoutMs: deps.timeoutMs })
   /** Local time of the start of the last step that renewed every lease (or leased them). */
   let renewedAt = 0
   let timer: NodeJS.Timeout | undefined

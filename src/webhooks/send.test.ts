@@ -81,6 +81,15 @@ describe('postWebhook', () => {
     expect(receiver.received[0]?.headers.host).toBe(`hook.test:${receiver.port}`)
   })
 
+  it('judges the answer that follows an informational 1xx, not the 1xx', async () => {
+    const receiver = await startReceiver((res) => {
+      res.writeProcessing()
+      res.writeHead(201).end('made')
+    })
+    const response = await postWebhook(webhookTo(`http://127.0.0.1:${receiver.port}/`))
+    expect(response).toMatchObject({ httpStatus: 201, error: null, bodyExcerpt: 'made' })
+  })
+
   it('does not follow a redirect and reports it as a failure', async () => {
     const canary = await startReceiver()
     const redirector = await startReceiver((res) =>
@@ -205,7 +214,7 @@ describe('createAgentPool', () => {
       ports.push(req.socket.remotePort ?? 0)
       res.writeHead(204).end()
     })
-    const pool = createAgentPool()
+    const pool = createAgentPool({ timeoutMs: 5000 })
     const url = new URL(`http://hook.test:${receiver.port}/in`)
     const loopback = { address: '127.0.0.1', family: 4 } as const
     const agent = pool.agentFor(1, url, loopback)

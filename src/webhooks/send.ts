@@ -36,6 +36,7 @@ interface Answer {
   retryAfter: string | undefined
   excerpt: string
   bytes: number
+  decoder: StringDecoder
 }
 
 export const EXCERPT_BYTES = 1024
@@ -59,9 +60,10 @@ function exchange(request: WebhookRequest): Promise<Outcome> {
   return new Promise((resolve) => {
     const { signal, timeoutMs, url } = request
     if (signal?.aborted) return resolve(noAnswer('aborted'))
-    const connections = request.agent ?? connectionsTo(url, request.address)
-    const hangUp = new AbortController()
+    const connections = request.agent ?? connectionsTo(url, request.address, timeoutMs)
     let answer: Answer | undefined
+    /** Hangs up: set once the request has a connection (before, giving up is seen when it gets one). */
+    let hangUp: (() => void) | undefined
     let settled = false
     // Once an answer has come, it is judged on its status whatever stops the body: the receiver spoke.
     // A connection is kept (to go back to its pool) only when the answer was read to its end.
@@ -70,41 +72,47 @@ function exchange(request: WebhookRequest): Promise<Outcome> {
       settled = true
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort)
-      if (!complete) hangUp.abort()
+      if (!complete) hangUp?.()
       if (!request.agent) void connections.destroy()
       resolve(answer ? judge(answer) : noAnswer(failure))
     }
     const onAbort = () => finish('aborted')
     const timer = setTimeout(() => finish(`timed out after ${timeoutMs} ms`), timeoutMs)
     signal?.addEventListener('abort', onAbort, { once: true })
-    connections
-      .request({
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        headers: request.headers,
-        body: request.body,
-        signal: hangUp.signal,
-      })
-      .then(
-        (res) => {
-          answer = readAnswer(res, (complete) => finish('the answer broke off', complete))
+    // undici's handler API rather than `request`: no stream, promise or abort signal per answer.
+    connections.dispatch(
+      { path: `${url.pathname}${url.search}`, method: 'POST', headers: request.headers, body: request.body },
+      {
+        onRequestStart(controller) {
+          hangUp = () => controller.abort(new Error('hung up'))
+          if (settled) hangUp()
         },
-        (err: unknown) => finish(describeFailure(err)),
-      )
+        onResponseStart(_controller, status, headers) {
+          // 1xx answers are informational: the answer is the one that follows.
+          if (status >= 200) answer = answerOf(status, headers['retry-after'])
+        },
+        onResponseData(_controller, chunk) {
+          if (answer && excerpt(answer, chunk)) finish('')
+        },
+        onResponseEnd: () => finish('the answer broke off', true),
+        onResponseError: (_controller, err) => finish(describeFailure(err)),
+      },
+    )
   })
 }
 
 /**
  * Connections to `url`'s origin that all go to `address` (never a second lookup); TLS still checks the
- * certificate against the URL's host name. No deadlines of their own: the attempt's one deadline covers
- * connecting, sending and the answer. Idle connections close after 4 s, or sooner when the receiver's
+ * certificate against the URL's host name. The attempt's one deadline covers connecting, sending and the
+ * answer; a connection still being made then is given up at the same deadline (it may outlive the attempt
+ * that asked for it, not the time an attempt may take). Idle connections close after 4 s, or sooner when the receiver's
  * `Keep-Alive` says so.
  */
-function connectionsTo(url: URL, address: ResolvedAddress): Pool {
+function connectionsTo(url: URL, address: ResolvedAddress, connectTimeoutMs: number): Pool {
   return new Pool(url.origin, {
     connections: FREE_SOCKETS,
     connect: { lookup: pinnedLookup(address) },
-    connectTimeout: 0,
+    connectTimeout: connectTimeoutMs,
     headersTimeout: 0,
     bodyTimeout: 0,
   })
@@ -121,7 +129,7 @@ const FREE_SOCKETS = 4
  * endpoint keeps the 4 connections its 4 places use (endpoints that share a host do not close each
  * other's), and a socket is only ever reused towards the address it was opened to.
  */
-export function createAgentPool() {
+export function createAgentPool(options: { timeoutMs: number }) {
   const pools = new Map<string, Pool>()
   return {
     agentFor(endpointId: number, url: URL, address: ResolvedAddress): Pool {
@@ -133,7 +141,7 @@ export function createAgentPool() {
         void pools.get(oldest)?.destroy()
         pools.delete(oldest)
       }
-      const pool = connectionsTo(url, address)
+      const pool = connectionsTo(url, address, options.timeoutMs)
       pools.set(key, pool)
       return pool
     },
@@ -144,27 +152,25 @@ export function createAgentPool() {
   }
 }
 
-/**
- * Collects up to EXCERPT_BYTES of the body; `done` once that is read, the body ends (`complete`: the
- * connection may be reused) or it breaks.
- */
-function readAnswer(res: UndiciDispatcher.ResponseData, done: (complete?: boolean) => void): Answer {
-  const header = res.headers['retry-after']
-  const retryAfter = Array.isArray(header) ? header[0] : header
-  const answer: Answer = { status: res.statusCode, retryAfter, excerpt: '', bytes: 0 }
-  const body = res.body
+/** An answer whose status and headers came, its body not read yet. */
+function answerOf(status: number, retryAfter: string | string[] | undefined): Answer {
   // Holds back a character cut in half at the limit rather than writing U+FFFD for it.
   const decoder = new StringDecoder('utf8')
-  body.on('data', (chunk: Buffer) => {
-    const kept = chunk.subarray(0, EXCERPT_BYTES - answer.bytes)
-    answer.excerpt += decoder.write(kept)
-    answer.bytes += kept.length
-    if (answer.bytes >= EXCERPT_BYTES) done()
-  })
-  body.on('end', () => done(true))
-  body.on('error', () => done())
-  body.on('close', () => done())
-  return answer
+  return {
+    status,
+    retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+    excerpt: '',
+    bytes: 0,
+    decoder,
+  }
+}
+
+/** Keeps what fits of `chunk` in the answer's EXCERPT_BYTES; true once they are full. */
+function excerpt(answer: Answer, chunk: Buffer): boolean {
+  const kept = chunk.subarray(0, EXCERPT_BYTES - answer.bytes)
+  answer.excerpt += answer.decoder.write(kept)
+  answer.bytes += kept.length
+  return answer.bytes >= EXCERPT_BYTES
 }
 
 function judge({ status, retryAfter, excerpt }: Answer): Outcome {
