@@ -1,7 +1,16 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
-import { expect, it } from 'vitest'
+import { expect, it, vi } from 'vitest'
 import { type ClaimedAttempt, MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
-import { createLanes, inTurn, REREAD_MS, STARTS_PER_TURN } from './lanes.js'
+import {
+  createLanes,
+  inTurn,
+  MAX_QUEUE_SIZE,
+  QUEUE_SIZE,
+  REREAD_MS,
+  STARTS_PER_TURN,
+  STEPS_QUEUED,
+  wantFor,
+} from './lanes.js'
 
 const claimed = (id: number, endpointId: number): ClaimedAttempt => ({
   id,
@@ -128,6 +137,40 @@ it('puts an attempt whose ownership read failed back in its place in the queue, 
   failing = false
   await sleep(REREAD_MS * 2)
   expect(started).toEqual([1, 2])
+})
+
+it('sizes a lane’s queue by what it started since the step before: QUEUE_SIZE at least, MAX_QUEUE_SIZE at most', () => {
+  // A slow lane: refilled to QUEUE_SIZE once under half of it.
+  expect(wantFor(QUEUE_SIZE / 2, 3)).toBe(0)
+  expect(wantFor(QUEUE_SIZE / 2 - 1, 3)).toBe(QUEUE_SIZE / 2 + 1)
+  expect(wantFor(0, 0)).toBe(QUEUE_SIZE)
+  // A fast one: STEPS_QUEUED steps' worth.
+  expect(wantFor(100, 150)).toBe(STEPS_QUEUED * 150 - 100)
+  expect(wantFor(STEPS_QUEUED * 75, 150)).toBe(0)
+  expect(wantFor(0, 10_000)).toBe(MAX_QUEUE_SIZE)
+})
+
+it('asks, for a lane that started many attempts since the last step, for enough to last STEPS_QUEUED steps', async () => {
+  let started = 0
+  const lanes = createLanes({
+    maxInFlight: 1_024,
+    run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
+    isStillOwn: () => true,
+    now: () => 0,
+    mayStart: () => true,
+    started: () => {
+      started++
+    },
+    ended: () => {},
+  })
+  lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
+  expect(lanes.wants()).toEqual([{ endpointId: 1, count: QUEUE_SIZE }])
+  lanes.enqueue(Array.from({ length: 300 }, (_, index) => claimed(index + 1, 1)))
+  await vi.waitFor(() => expect(started).toBe(300), { timeout: 5_000, interval: 5 })
+  // 300 started since the last step: STEPS_QUEUED × 300 = 1,200, so MAX_QUEUE_SIZE.
+  expect(lanes.wants()).toEqual([{ endpointId: 1, count: MAX_QUEUE_SIZE }])
+  // Nothing started since: back to QUEUE_SIZE.
+  expect(lanes.wants()).toEqual([{ endpointId: 1, count: QUEUE_SIZE }])
 })
 
 it('takes lanes in turn: from the one after the last served, round to the start', () => {

@@ -6,10 +6,15 @@ import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 /** Requests in flight to an endpoint whose circuit is open: one probe at a time until one succeeds. */
 export const OPEN_CIRCUIT_CAP = 1
-/** Attempts a lane keeps queued, at most (taken from the database in one statement for all lanes). */
+/**
+ * Attempts a lane keeps queued (taken from the database in one statement for all lanes): QUEUE_SIZE, or
+ * for a lane that started more than a quarter of that since the step before, STEPS_QUEUED times what it
+ * started, up to MAX_QUEUE_SIZE. A fast endpoint's lane then never runs dry between two steps, and what
+ * an instance holds queued grows with the rate it delivers at, not with the number of its lanes.
+ */
 export const QUEUE_SIZE = 100
-/** A lane asks for more when fewer than this are queued. */
-const REFILL_BELOW = 50
+export const MAX_QUEUE_SIZE = 1_000
+export const STEPS_QUEUED = 4
 /**
  * Attempts started per turn of the event loop, at most: the rest start at the next turn, after the
  * requests that came meanwhile were served (a fan-out to 1,000 endpoints would otherwise hold the loop
@@ -19,8 +24,14 @@ export const STARTS_PER_TURN = 16
 /** After a failed read of their ownership, attempts put back in their queues wait this long. */
 export const REREAD_MS = 100
 
-/** How many attempts to take for a lane with `queued` queued: none while its queue is full enough. */
-export const wantFor = (queued: number): number => (queued < REFILL_BELOW ? QUEUE_SIZE - queued : 0)
+/**
+ * How many attempts to take for a lane with `queued` queued that started `started` since the step before:
+ * none while its queue is at least half its size.
+ */
+export function wantFor(queued: number, started = 0): number {
+  const size = Math.min(MAX_QUEUE_SIZE, Math.max(QUEUE_SIZE, STEPS_QUEUED * started))
+  return queued < size / 2 ? size - queued : 0
+}
 
 /** Up to `count` of `ids` (in id order), from the first after `after` round to the start: lanes in turn. */
 export function inTurn(ids: readonly number[], after: number, count: number): number[] {
@@ -48,6 +59,8 @@ export interface Lane {
   failuresInRow: number
   /** Since when it has had nothing queued nor in flight (undefined while it has). */
   idleSince: number | undefined
+  /** Attempts started since the last step asked what it wants (`wants`): its queue's size follows it. */
+  startedSinceStep: number
 }
 
 export interface LanesOptions {
@@ -126,6 +139,7 @@ export function createLanes(options: LanesOptions) {
       // Where the read is asynchronous (PostgreSQL), the leases may have stopped being surely this
       // instance's while it ran: the attempt waits in its queue for the next renewal.
       if (!options.mayStart()) return putBack()
+      lane.startedSinceStep++
       options.started(claimed)
       return options.run(claimed, stop.signal)
     }
@@ -210,7 +224,13 @@ export function createLanes(options: LanesOptions) {
         if (lanes.has(endpoint.id)) continue
         const back = leaving.get(endpoint.id)
         leaving.delete(endpoint.id)
-        const lane = back ?? { ...endpoint, queue: [], running: new Map(), idleSince: now }
+        const lane = back ?? {
+          ...endpoint,
+          queue: [],
+          running: new Map(),
+          idleSince: now,
+          startedSinceStep: 0,
+        }
         lanes.set(endpoint.id, lane)
       }
     },
@@ -230,7 +250,8 @@ export function createLanes(options: LanesOptions) {
     wants(): { endpointId: number; count: number }[] {
       const wants = []
       for (const lane of lanes.values()) {
-        const count = wantFor(lane.queue.length)
+        const count = wantFor(lane.queue.length, lane.startedSinceStep)
+        lane.startedSinceStep = 0
         if (count > 0) wants.push({ endpointId: lane.id, count })
       }
       return wants

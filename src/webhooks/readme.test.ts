@@ -18,7 +18,14 @@ import {
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import { RETENTION_MS } from './event-log.js'
 import { FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS } from './fan-out.js'
-import { OPEN_CIRCUIT_CAP, QUEUE_SIZE, STARTS_PER_TURN } from './lanes.js'
+import {
+  MAX_QUEUE_SIZE,
+  OPEN_CIRCUIT_CAP,
+  QUEUE_SIZE,
+  REREAD_MS,
+  STARTS_PER_TURN,
+  STEPS_QUEUED,
+} from './lanes.js'
 import { MAX_TTL_S, RESOLVE_DEADLINE_MS } from './resolve.js'
 import { PURGE_BATCH } from './retention.js'
 import {
@@ -59,6 +66,11 @@ it.each([
   ['starts per turn', `start at most ${STARTS_PER_TURN} attempts per turn of the event loop`],
   ['sockets per instance', `(${n(MAX_IN_FLIGHT)} in all`],
   ['a lane’s queue', `up to ${QUEUE_SIZE} of the endpoint's due attempts`],
+  [
+    'a fast lane’s queue',
+    `started more than ${QUEUE_SIZE / STEPS_QUEUED} since the step before keeps ${STEPS_QUEUED === 4 ? '4 times' : `${STEPS_QUEUED} times`} what it started queued, up to ${n(MAX_QUEUE_SIZE)}`,
+  ],
+  ['a failed ownership read', `read again ${REREAD_MS} ms later`],
   ['the cap and the open circuit', `(${MAX_IN_FLIGHT_PER_ENDPOINT} in flight; ${OPEN_CIRCUIT_CAP} while`],
   [
     'the lease',
