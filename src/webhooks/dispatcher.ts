@@ -27,8 +27,13 @@ export const POLL_MS = 200
 export const BUSY_MS = 50
 /** An endpoint lease lasts this long (database time) unless renewed. */
 export const LEASE_MS = 5_000
-/** Leases are renewed this often; an instance that could not renew for LEASE_MS - RENEW_MS starts nothing. */
+/**
+ * Leases are renewed this often; an instance that could not renew for LEASE_MS - RENEW_MS starts nothing
+ * and hangs up on its requests in flight (looked at every FENCE_CHECK_MS), a second before another
+ * instance may take its endpoints over.
+ */
 export const RENEW_MS = 1_000
+export const FENCE_CHECK_MS = 250
 /** Endpoints one instance sends to at once, and requests it has in flight over all of them. */
 export const MAX_LANES = 1_024
 export const MAX_IN_FLIGHT = 1_024
@@ -78,6 +83,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   /** Local time of the start of the last step that renewed every lease (or leased them). */
   let renewedAt = 0
   let timer: NodeJS.Timeout | undefined
+  let fence: NodeJS.Timeout | undefined
   let timerDue = Number.POSITIVE_INFINITY
   let stepping: Promise<boolean> | undefined
   let stopping = false
@@ -100,7 +106,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       }),
     isStillOwn: (claimed) => attempts.isStillOwn(claimed.id, owner),
     now: () => clock.now(),
-    mayStart: () => !stopping && clock.now() - renewedAt < LEASE_MS - RENEW_MS,
+    mayStart: () => !stopping && surelyHeld(),
     started: (claimed: ClaimedAttempt) => {
       if (claimed.attempt === 1 && !claimed.redelivery) {
         deps.observe?.lag(Math.max(0, clock.now() - claimed.event.created_at) / 1000)
@@ -108,6 +114,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     },
     ended: () => wake(BUSY_MS),
   })
+
+  /** Whether the leases are surely still this instance's (renewed less than LEASE_MS - RENEW_MS ago). */
+  const surelyHeld = () => clock.now() - renewedAt < LEASE_MS - RENEW_MS
+
+  /**
+   * Not renewed in time (a database that does not answer, a freeze): the requests in flight are hung up
+   * on before another instance may take their endpoints over, so it never sends beside them.
+   */
+  function hangUpIfUnsure(): void {
+    if (stopping || surelyHeld()) return
+    const requests = lanes.hangUp()
+    if (requests > 0)
+      logger.warn({ requests }, 'webhook leases not renewed in time: requests in flight hung up on')
+  }
 
   /** Runs a step soon (within `delayMs`), never two at once. */
   function wake(delayMs: number): void {
@@ -162,8 +182,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !toTake.has(id))
     // Taken after every read that may fail: what ended is never dropped with a failed plan.
     const ended = lanes.takeEnded()
-    const work = { ended, startedAt, renew, fan, acquire, idle, wants, more: takeable.length > turn.size }
-    const due = wants.length > 0
+    const hungUp = lanes.takeHungUp()
+    const more = takeable.length > turn.size
+    const work = { ended, hungUp, startedAt, renew, fan, acquire, idle, wants, more }
+    const due = wants.length > 0 || hungUp.length > 0
     return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
   type Plan = NonNullable<Awaited<ReturnType<typeof plan>>>
@@ -181,9 +203,16 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const touched = [
         ...wants.map((want) => want.endpointId),
         ...ended.map((end) => end.claimed.endpoint.id),
+        ...work.hungUp.map((claimed) => claimed.endpoint.id),
       ]
       await leases.lockRows(trx, [...new Set(touched)])
       const settled = await settler.settleAll(trx, ended, owner, now)
+      // Hung up on: pending again, for whichever instance holds the endpoint (this one, if it still does).
+      await attempts.release(
+        trx,
+        work.hungUp.map((claimed) => claimed.id),
+        owner,
+      )
       if (work.fan) await fanOut.fanOut(trx, now)
       const limit = Math.min(MAX_LANES - lanes.size, ENDPOINTS_PER_STEP)
       const acquired = work.acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
@@ -211,6 +240,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     // no attempt stays held by this dispatcher with nothing to end it.
     const result = await write(work).catch((error: unknown) => {
       lanes.giveBackEnded(work.ended)
+      lanes.putBackHungUp(work.hungUp)
       throw error
     })
     if (work.renew || work.acquire) renewedAt = work.startedAt
@@ -225,7 +255,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   }
 
   return {
-    start: () => wake(0),
+    start() {
+      fence = setInterval(hangUpIfUnsure, FENCE_CHECK_MS).unref()
+      wake(0)
+    },
     whenIdle(): Promise<void> {
       if (stopping) return Promise.reject(new Error('the webhook dispatcher is stopping'))
       const idle = idleWaiters.wait(stepsBegun)
@@ -236,6 +269,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     async stop(deadlineMs: number): Promise<void> {
       stopping = true
       clearTimeout(timer)
+      clearInterval(fence)
       idleWaiters.tell(Number.POSITIVE_INFINITY, new Error('the webhook dispatcher is stopping'))
       await stepping
       let deadline: NodeJS.Timeout | undefined

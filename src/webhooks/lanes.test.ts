@@ -173,6 +173,34 @@ it('asks, for a lane that started many attempts since the last step, for enough 
   expect(lanes.wants()).toEqual([{ endpointId: 1, count: QUEUE_SIZE }])
 })
 
+it('hangs up on every request in flight and gives their attempts back instead of an outcome; later ones start', async () => {
+  const signals = new Map<number, AbortSignal>()
+  const lanes = createLanes({
+    maxInFlight: 1_024,
+    run: (attempt, signal) =>
+      new Promise((resolve) => {
+        signals.set(attempt.id, signal)
+        signal.addEventListener('abort', () =>
+          resolve({ startedAt: 0, httpStatus: null, error: 'aborted', durationMs: 1 }),
+        )
+      }),
+    isStillOwn: () => true,
+    now: () => 0,
+    mayStart: () => true,
+    started: () => {},
+    ended: () => {},
+  })
+  lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
+  lanes.enqueue([claimed(1, 1), claimed(2, 1)])
+  expect(lanes.hangUp()).toBe(2)
+  await nextTurn()
+  expect(lanes.takeEnded()).toEqual([])
+  expect(lanes.takeHungUp().map((attempt) => attempt.id)).toEqual([1, 2])
+  expect(lanes.running()).toHaveLength(0)
+  lanes.enqueue([claimed(3, 1)])
+  expect(signals.get(3)?.aborted).toBe(false)
+})
+
 it('takes lanes in turn: from the one after the last served, round to the start', () => {
   const ids = [3, 5, 8, 13, 21]
   expect(inTurn(ids, 0, 2)).toEqual([3, 5])

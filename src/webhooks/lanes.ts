@@ -114,10 +114,22 @@ export function createLanes(options: LanesOptions) {
     return index === -1 ? undefined : lane.queue.splice(index, 1)[0]
   }
 
-  /** Aborts every attempt in flight at once (SIGTERM, after the drain): one signal for all. */
-  const stop = new AbortController()
-  // Each attempt in flight listens to it: as many listeners as sockets are normal, not a leak.
-  setMaxListeners(options.maxInFlight + 1, stop.signal)
+  /**
+   * What the attempts in flight listen to, one signal for all: aborted at SIGTERM after the drain
+   * (`abortAll`: none is written down, the dispatcher gives them back) or when this instance's leases are
+   * no longer surely its own (`hangUp`: each is given back by the next step). A hang-up's is replaced by a
+   * new one; SIGTERM's is the last.
+   */
+  const listened = () => {
+    const controller = new AbortController()
+    // Each attempt in flight listens to it: as many listeners as sockets are normal, not a leak.
+    setMaxListeners(options.maxInFlight + 1, controller.signal)
+    return controller
+  }
+  let hangUps = listened()
+  let stopped = false
+  /** Attempts hung up on, for the next step to give back. */
+  let hungUp: ClaimedAttempt[] = []
 
   /** Reads whether the attempt is still this instance's; a read that throws is a rejection. */
   function readOwn(claimed: ClaimedAttempt): boolean | Promise<boolean> {
@@ -134,14 +146,15 @@ export function createLanes(options: LanesOptions) {
     lane.idleSince = undefined
     inFlight++
     let unread = false
+    const { signal } = hangUps
     const attempt = (own: boolean) => {
-      if (!own || stop.signal.aborted) return undefined
+      if (!own || stopped) return undefined
       // Where the read is asynchronous (PostgreSQL), the leases may have stopped being surely this
       // instance's while it ran: the attempt waits in its queue for the next renewal.
-      if (!options.mayStart()) return putBack()
+      if (signal.aborted || !options.mayStart()) return putBack()
       lane.startedSinceStep++
       options.started(claimed)
-      return options.run(claimed, stop.signal)
+      return options.run(claimed, signal)
     }
     // Back in the queue, ahead of any with a higher id: attempts put back one by one keep their order.
     const putBack = () => {
@@ -161,11 +174,11 @@ export function createLanes(options: LanesOptions) {
       lane.running.delete(claimed.id)
       inFlight--
       if (lane.running.size === 0 && leaving.get(lane.id) === lane) leaving.delete(lane.id)
-      // Aborted (SIGTERM): given back by the dispatcher, never written as an outcome.
-      if (outcome && !stop.signal.aborted) {
+      // Aborted, never written as an outcome: given back by the dispatcher (SIGTERM) or the next step.
+      if (outcome && !signal.aborted) {
         ended.push({ claimed, outcome })
         lane.failuresInRow = outcome.error === null ? 0 : lane.failuresInRow + 1
-      }
+      } else if (outcome && !stopped) hungUp.push(claimed)
       if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = options.now()
       ready.add(lane)
       if (unread) setTimeout(pump, REREAD_MS).unref()
@@ -289,14 +302,42 @@ export function createLanes(options: LanesOptions) {
       ended = []
       return taken
     },
+    /**
+     * Hangs up on every request in flight (the leases are no longer surely this instance's: another may
+     * take its endpoints over); their attempts are given back by the next step instead of written down.
+     * How many there were.
+     */
+    hangUp(): number {
+      const count = inFlight
+      if (count === 0) return 0
+      const signaled = hangUps
+      hangUps = listened()
+      signaled.abort()
+      return count
+    },
+    /** Attempts hung up on since the last call (the step gives them back); a step that failed, puts them back. */
+    takeHungUp(): ClaimedAttempt[] {
+      const taken = hungUp
+      hungUp = []
+      return taken
+    },
+    putBackHungUp(claimed: readonly ClaimedAttempt[]): void {
+      hungUp = [...claimed, ...hungUp]
+    },
     ids: () => [...lanes.keys()],
-    /** Whether anything is queued, in flight, or ended and not yet written down. */
+    /** Whether anything is queued, in flight, or ended (or hung up on) and not yet written down. */
     hasWork: () =>
-      ended.length > 0 || inFlight > 0 || [...lanes.values()].some((lane) => lane.queue.length > 0),
+      ended.length > 0 ||
+      hungUp.length > 0 ||
+      inFlight > 0 ||
+      [...lanes.values()].some((lane) => lane.queue.length > 0),
     /** Every attempt in flight, to wait for at shutdown. */
     running: (): Running[] => everyLane().flatMap((lane) => [...lane.running.values()]),
     /** Aborts every attempt in flight; none is written down (the dispatcher gives them back). */
-    abortAll: () => stop.abort(),
+    abortAll(): void {
+      stopped = true
+      hangUps.abort()
+    },
     /** Requests in flight per account (a metric). */
     inFlightByAccount(): Map<number, number> {
       const counts = new Map<number, number>()

@@ -2,7 +2,10 @@ import { afterEach, expect, it } from 'vitest'
 import { onServices } from '../helpers.js'
 import { startReceiver, startWebhookApp } from './harness.js'
 
-/** A step whose transaction fails loses nothing: what ended is written by the next one. */
+/**
+ * A step whose transaction fails loses nothing: what ended is written by the next one; and an instance
+ * whose steps cannot renew its leases hangs up on its requests in flight before another may take over.
+ */
 
 const closers: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -45,4 +48,54 @@ it.skipIf(onServices)(
       .toEqual([expect.objectContaining({ attempt: 1, status: 'succeeded', httpStatus: 204 })])
     expect(receiver.received).toHaveLength(1)
   },
+)
+
+it.skipIf(onServices)(
+  'hangs up on its requests in flight when it could not renew its leases for 4 s, and sends them again once it can',
+  async () => {
+    const { default: SQLite } = await import('better-sqlite3')
+    // Without the hang-up, the request would stay in flight for the attempt's 30 s.
+    const app = await startWebhookApp({
+      env: { PETSTORE_DB_TIMEOUT_MS: '200', PETSTORE_WEBHOOK_TIMEOUT_MS: '30000' },
+    })
+    closers.push(() => app.close())
+    const { database } = app.deps.config
+    if (database.kind !== 'sqlite') throw new Error('a SQLite store was expected')
+    const locker = new SQLite(database.path)
+    closers.push(async () => {
+      if (locker.inTransaction) locker.exec('COMMIT')
+      locker.close()
+    })
+    // The first request is never answered, and as it arrives another connection takes the write lock:
+    // no step can renew the leases; the second is answered.
+    const receiver = await startReceiver(() => {
+      if (receiver.received.length > 1) return { status: 204 }
+      locker.exec('BEGIN IMMEDIATE')
+      return { status: 204, delayMs: 60_000 }
+    })
+    closers.push(() => receiver.close())
+    const key = await app.issueKey()
+    const response = await app.api(key, 'POST', '/webhook_endpoints', {
+      url: `http://hooks.test:${receiver.port}/in`,
+      events: ['pet.created'],
+    })
+    const endpoint = (await response.json()) as { id: string }
+    await app.api(key, 'POST', '/pets', { name: 'Rex', categoryId: 1 })
+    await receiver.waitFor(1)
+    // Hung up on while the database is still locked: another instance could take the endpoint a second
+    // later, and must not send beside it.
+    await expect.poll(() => receiver.inFlight, { timeout: 15_000, interval: 20 }).toBe(0)
+    expect(locker.inTransaction).toBe(true)
+    locker.exec('COMMIT')
+    const [first, second] = await receiver.waitFor(2, 15_000)
+    expect(second?.headers['webhook-id']).toBe(first?.headers['webhook-id'])
+    expect(receiver.overlaps).toBe(0)
+    // Given back, not failed: the attempt that was hung up on is the one that succeeded.
+    const deliveries = async () =>
+      (await app.api(key, 'GET', `/webhook_endpoints/${endpoint.id}/deliveries`)).json()
+    await expect
+      .poll(deliveries, { timeout: 10_000 })
+      .toEqual([expect.objectContaining({ attempt: 1, status: 'succeeded', httpStatus: 204 })])
+  },
+  60_000,
 )
