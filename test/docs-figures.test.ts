@@ -20,7 +20,7 @@ import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../src/webhooks/attempts.repository.
 import { BUSY_MS, POLL_MS } from '../src/webhooks/dispatcher.js'
 import { DISPATCHER_POOL_SIZE } from '../src/webhooks/dispatcher-thread.js'
 import { FAN_OUT_AHEAD } from '../src/webhooks/fan-out.js'
-import { QUEUE_SIZE } from '../src/webhooks/lanes.js'
+import { QUEUE_SIZE } from '../src/webhooks/lane.js'
 import { defaultOf, documentText, n, numberDefault, second } from './figures.js'
 
 /**

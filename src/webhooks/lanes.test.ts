@@ -1,16 +1,8 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
 import { expect, it, vi } from 'vitest'
 import { type ClaimedAttempt, MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
-import {
-  createLanes,
-  inTurn,
-  MAX_QUEUE_SIZE,
-  QUEUE_SIZE,
-  REREAD_MS,
-  STARTS_PER_TURN,
-  STEPS_QUEUED,
-  wantFor,
-} from './lanes.js'
+import { MAX_QUEUE_SIZE, QUEUE_SIZE, REREAD_MS, STARTS_PER_TURN } from './lane.js'
+import { createLanes } from './lanes.js'
 
 const claimed = (id: number, endpointId: number): ClaimedAttempt => ({
   id,
@@ -139,17 +131,6 @@ it('puts an attempt whose ownership read failed back in its place in the queue, 
   expect(started).toEqual([1, 2])
 })
 
-it('sizes a lane’s queue by what it started since the step before: QUEUE_SIZE at least, MAX_QUEUE_SIZE at most', () => {
-  // A slow lane: refilled to QUEUE_SIZE once under half of it.
-  expect(wantFor(QUEUE_SIZE / 2, 3)).toBe(0)
-  expect(wantFor(QUEUE_SIZE / 2 - 1, 3)).toBe(QUEUE_SIZE / 2 + 1)
-  expect(wantFor(0, 0)).toBe(QUEUE_SIZE)
-  // A fast one: STEPS_QUEUED steps' worth.
-  expect(wantFor(100, 150)).toBe(STEPS_QUEUED * 150 - 100)
-  expect(wantFor(STEPS_QUEUED * 75, 150)).toBe(0)
-  expect(wantFor(0, 10_000)).toBe(MAX_QUEUE_SIZE)
-})
-
 it('asks, for a lane that started many attempts since the last step, for enough to last STEPS_QUEUED steps', async () => {
   let started = 0
   const lanes = createLanes({
@@ -199,12 +180,4 @@ it('hangs up on every request in flight and gives their attempts back instead of
   expect(lanes.running()).toHaveLength(0)
   lanes.enqueue([claimed(3, 1)])
   expect(signals.get(3)?.aborted).toBe(false)
-})
-
-it('takes lanes in turn: from the one after the last served, round to the start', () => {
-  const ids = [3, 5, 8, 13, 21]
-  expect(inTurn(ids, 0, 2)).toEqual([3, 5])
-  expect(inTurn(ids, 5, 2)).toEqual([8, 13])
-  expect(inTurn(ids, 13, 3)).toEqual([21, 3, 5])
-  expect(inTurn(ids, 21, 10)).toEqual([3, 5, 8, 13, 21])
 })

@@ -25,7 +25,7 @@ import {
   REREAD_MS,
   STARTS_PER_TURN,
   STEPS_QUEUED,
-} from './lanes.js'
+} from './lane.js'
 import { MAX_TTL_S, RESOLVE_DEADLINE_MS } from './resolve.js'
 import { PURGE_BATCH } from './retention.js'
 import {

@@ -1,0 +1,83 @@
+/**
+ * What a lane is (one leased endpoint's queue and requests in flight) and how much it holds: the sizes
+ * the dispatcher asks its steps to fill, and the order lanes take turns in. `lanes.ts` runs them.
+ */
+import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
+
+/** Requests in flight to an endpoint whose circuit is open: one probe at a time until one succeeds. */
+export const OPEN_CIRCUIT_CAP = 1
+/**
+ * Attempts a lane keeps queued (taken from the database in one statement for all lanes): QUEUE_SIZE, or
+ * for a lane that started more than a quarter of that since the step before, STEPS_QUEUED times what it
+ * started, up to MAX_QUEUE_SIZE. A fast endpoint's lane then never runs dry between two steps, and what
+ * an instance holds queued grows with the rate it delivers at, not with the number of its lanes.
+ */
+export const QUEUE_SIZE = 100
+export const MAX_QUEUE_SIZE = 1_000
+export const STEPS_QUEUED = 4
+/**
+ * Attempts started per turn of the event loop, at most: the rest start at the next turn, after the
+ * requests that came meanwhile were served (a fan-out to 1,000 endpoints would otherwise hold the loop
+ * for as long as 1,000 requests take to build, sign and send).
+ */
+export const STARTS_PER_TURN = 16
+/** After a failed read of their ownership, attempts put back in their queues wait this long. */
+export const REREAD_MS = 100
+
+/**
+ * How many attempts to take for a lane with `queued` queued that started `started` since the step before:
+ * none while its queue is at least half its size.
+ */
+export function wantFor(queued: number, started = 0): number {
+  const size = Math.min(MAX_QUEUE_SIZE, Math.max(QUEUE_SIZE, STEPS_QUEUED * started))
+  return queued < size / 2 ? size - queued : 0
+}
+
+/** Up to `count` of `ids` (in id order), from the first after `after` round to the start: lanes in turn. */
+export function inTurn(ids: readonly number[], after: number, count: number): number[] {
+  return [...ids.filter((id) => id > after), ...ids.filter((id) => id <= after)].slice(0, count)
+}
+
+/** One attempt in flight, or being checked just before it starts. */
+export interface Running {
+  claimed: ClaimedAttempt
+  done: Promise<void>
+}
+
+/** What an ended attempt leaves for the next step to write down. */
+export interface Ended {
+  claimed: ClaimedAttempt
+  outcome: AttemptOutcome
+}
+
+/** The endpoint whose lease this dispatcher holds, with its own queue and its own requests in flight. */
+export interface Lane {
+  id: number
+  accountId: number
+  queue: ClaimedAttempt[]
+  running: Map<number, Running>
+  failuresInRow: number
+  /** Since when it has had nothing queued nor in flight (undefined while it has). */
+  idleSince: number | undefined
+  /** Attempts started since the last step asked what it wants (`wants`): its queue's size follows it. */
+  startedSinceStep: number
+}
+
+export interface LanesOptions {
+  /** Requests in flight from this instance at most, over every lane (sockets). */
+  maxInFlight: number
+  /** Makes the attempt (never throws). */
+  run(claimed: ClaimedAttempt, signal: AbortSignal): Promise<AttemptOutcome>
+  /**
+   * Read just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over.
+   * Synchronous where the database is (SQLite), so the attempt starts in the same turn as the read.
+   */
+  isStillOwn(claimed: ClaimedAttempt): boolean | Promise<boolean>
+  /** The dispatcher's clock (idle times). */
+  now(): number
+  /** Whether this instance's leases are surely still its own (false after a freeze, until renewed). */
+  mayStart(): boolean
+  /** Told when an attempt starts (the lag metric) and when one ends (a step should write it down). */
+  started(claimed: ClaimedAttempt): void
+  ended(): void
+}
