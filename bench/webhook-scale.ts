@@ -4,13 +4,15 @@
  * Each scene on a fresh service over a fresh database, the receiver in a process of its own:
  * - throughput: createPet at full speed (16 connections) with 3 endpoints, then the backlog drained; beside
  *   it the delivery ceiling, a bare sender posting signed bodies of the same size to the same receiver
- *   with 4 connections per endpoint (bare-sender.ts), and a control: the same createPet load with no
- *   endpoint, beside the bare sender as fast as it goes (what this machine leaves any sender);
+ *   with 4 connections per endpoint (bare-sender.ts), and a control (full runs only, not `--quick`): the
+ *   same createPet load with no endpoint, beside the bare sender as fast as it goes (what this machine
+ *   leaves any sender);
  * - isolation: account B's 3 endpoints, 500 pets at 100/s, alone and beside account A's 10 endpoints
  *   whose server accepts and never answers;
  * - fan-out: 100 accounts × 10 endpoints on `pet.*`, one pet a second, listPets load beside it; the
- *   same listPets load without endpoints; and a control, without endpoints but beside the bare sender
- *   posting 1,000 a second to 1,000 paths of the same receiver (what the receiver and a sender cost).
+ *   same listPets load without endpoints; and a control (full runs only), without endpoints but beside
+ *   the bare sender posting 1,000 a second to 1,000 paths of the same receiver (what the receiver and a
+ *   sender cost).
  * `--only throughput|fan-out` runs one scene and prints its figures; `--cpu-prof` profiles its service
  * into bench/profiles/ (read it with Chrome DevTools or speedscope); `--main DIR/main.js` runs another
  * build's service (a copy of `dist/` built at another commit, for pairs alternating with this one).
@@ -58,14 +60,17 @@ export interface ScaleFigures {
     drainCpuShare: number
     drainCpuMicrosPerDelivery: number
     ceilingPerSec: number
-    /** The same createPet load with no endpoint, and beside it the bare sender as fast as it goes. */
-    whileWriting: { createsPerSec: number; senderPerSec: number }
+    /**
+     * The same createPet load with no endpoint, and beside it the bare sender as fast as it goes (full
+     * runs only, as the other control: `--quick` is CI's smoke run).
+     */
+    whileWriting?: { createsPerSec: number; senderPerSec: number }
   }
   isolation: { alone: IsolationRun; beside: IsolationRun }
   fanOut: FanOutRun
   listPetsP99Alone: number
   /** The same listPets load with no endpoint, beside the bare sender posting 1,000 a second. */
-  listPetsP99BesideBareSender: number
+  listPetsP99BesideBareSender?: number
 }
 
 async function throughputScene(store: Store, receiver: Receiver, seconds: number, service = SERVICE) {
@@ -252,21 +257,25 @@ export async function measureWebhookScale(store: Store, options: { quick: boolea
       body: sampleBody,
       pace: { count },
     })
-    const whileWriting = await ceilingWhileWriting(store, receiver, options.quick ? 3 : 10, sampleBody)
+    const whileWriting = options.quick
+      ? undefined
+      : await ceilingWhileWriting(store, receiver, 10, sampleBody)
     const pets = options.quick ? 200 : 500
     const alone = await isolationScene(store, receiver, false, pets)
     const beside = await isolationScene(store, receiver, true, pets)
     const seconds = options.quick ? 10 : 60
     const fanOut = await fanOutScene(store, receiver, seconds, true)
     const quiet = await fanOutScene(store, receiver, seconds, false)
-    const control = await fanOutScene(store, receiver, seconds, false, SERVICE, sampleBody)
+    const control = options.quick
+      ? undefined
+      : await fanOutScene(store, receiver, seconds, false, SERVICE, sampleBody)
     return {
       label: store.label,
-      throughput: { ...throughput, ceilingPerSec: bare.perSec, whileWriting },
+      throughput: { ...throughput, ceilingPerSec: bare.perSec, ...(whileWriting && { whileWriting }) },
       isolation: { alone, beside },
       fanOut,
       listPetsP99Alone: quiet.listPetsP99Ms,
-      listPetsP99BesideBareSender: control.listPetsP99Ms,
+      ...(control && { listPetsP99BesideBareSender: control.listPetsP99Ms }),
     }
   } finally {
     await receiver.close()
@@ -303,12 +312,20 @@ export function scaleMarkdown(f: ScaleFigures): string {
     `| throughput: createPet, 16 connections, 3 endpoints | ${n(t.perSecond)} creates/s; ${n(t.distinct)} of ${n(t.expected)} delivered; lag p50 ${n(t.lagP50Ms)} ms, p99 ${n(t.lagP99Ms)} ms | p99 ≤ 2,000 ms |`,
     `| deliveries/s while writing · draining the backlog after | ${n(t.deliveriesPerSecDuringWrites)} · ${n(t.drainPerSec)} (service CPU ${(100 * t.drainCpuShare).toFixed(0)}% of a core, ${n(t.drainCpuMicrosPerDelivery)} µs per delivery) | |`,
     `| delivery ceiling: bare sender, 4 connections × 3 endpoints | ${n(t.ceilingPerSec)}/s; the dispatcher's drain ÷ ceiling **${ratio(t.drainPerSec, t.ceilingPerSec)}** | ≥ 0.5 |`,
-    `| control: the bare sender beside the same createPet load, no endpoint | ${n(t.whileWriting.senderPerSec)}/s beside ${n(t.whileWriting.createsPerSec)} creates/s (3 a create: ${ratio(t.whileWriting.senderPerSec, 3 * t.whileWriting.createsPerSec)}× of what keeping up takes) | |`,
+    ...(t.whileWriting
+      ? [
+          `| control: the bare sender beside the same createPet load, no endpoint | ${n(t.whileWriting.senderPerSec)}/s beside ${n(t.whileWriting.createsPerSec)} creates/s (3 a create: ${ratio(t.whileWriting.senderPerSec, 3 * t.whileWriting.createsPerSec)}× of what keeping up takes) | |`,
+        ]
+      : []),
     `| isolation: account B alone (3 endpoints, 100 pets/s) | ${n(alone.distinct)} of ${n(alone.expected)}; ${n(alone.perSec)}/s; lag p99 ${n(alone.lagP99Ms)} ms | |`,
     `| isolation: B beside A's 10 hung endpoints | ${n(beside.distinct)} of ${n(beside.expected)}; ${n(beside.perSec)}/s (**${ratio(beside.perSec, alone.perSec)}×** alone); lag p99 ${n(beside.lagP99Ms)} ms | ≥ 0.8×, p99 ≤ 2,000 ms |`,
     `| fan-out: 100 accounts × 10 endpoints, 1 pet/s | ${n(f.fanOut.distinct)} of ${n(f.fanOut.expected)}; lag p99 ${n(f.fanOut.lagP99Ms)} ms; failed dispatcher steps ${f.fanOut.failedSteps} | all, p99 ≤ 5,000 ms, 0 |`,
     `| listPets p99 at a steady ${LIST_RATE}/s beside the fan-out ÷ without endpoints | ${ms(f.fanOut.listPetsP99Ms)} ms ÷ ${ms(f.listPetsP99Alone)} ms = **${ratio(f.fanOut.listPetsP99Ms, f.listPetsP99Alone)}**${f.fanOut.listPetsFailures > 0 ? ` (${f.fanOut.listPetsFailures} not answered 200)` : ''} | ≤ 1.2 |`,
-    `| control: the same listPets load, no endpoint, the bare sender posting 1,000/s to 1,000 paths | ${ms(f.listPetsP99BesideBareSender)} ms ÷ ${ms(f.listPetsP99Alone)} ms = ${ratio(f.listPetsP99BesideBareSender, f.listPetsP99Alone)} | |`,
+    ...(f.listPetsP99BesideBareSender === undefined
+      ? []
+      : [
+          `| control: the same listPets load, no endpoint, the bare sender posting 1,000/s to 1,000 paths | ${ms(f.listPetsP99BesideBareSender)} ms ÷ ${ms(f.listPetsP99Alone)} ms = ${ratio(f.listPetsP99BesideBareSender, f.listPetsP99Alone)} | |`,
+        ]),
     '',
   ].join('\n')
 }
