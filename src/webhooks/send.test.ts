@@ -5,7 +5,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createAgentPool, postWebhook, type WebhookRequest } from './send.js'
 
@@ -231,5 +231,30 @@ describe('createAgentPool', () => {
     // One connection for the three: the answer was read to its end each time, so the socket went back.
     expect(new Set(ports).size).toBe(1)
     pool.destroy()
+  })
+
+  it("gives up a connection still being made soon after the attempt's deadline, not only the attempt", async () => {
+    // TCP is accepted but TLS never answers: the pool's connection is never made.
+    const open = new Set<Socket>()
+    const silent = createNetServer((socket) => {
+      // Read (and drop) what comes, so that the sender hanging up is seen.
+      socket.resume()
+      open.add(socket)
+      socket.on('close', () => open.delete(socket))
+    })
+    await new Promise<void>((listening) => silent.listen(0, '127.0.0.1', listening))
+    const pool = createAgentPool({ timeoutMs: 300 })
+    try {
+      const url = new URL(`https://hook.test:${(silent.address() as AddressInfo).port}/in`)
+      const agent = pool.agentFor(1, url, { address: '127.0.0.1', family: 4 })
+      const response = await postWebhook(webhookTo(url.href, { agent, timeoutMs: 300 }))
+      expect(response).toMatchObject({ httpStatus: null, error: 'timed out after 300 ms' })
+      // undici's connection timers tick every second or so.
+      await expect.poll(() => open.size, { timeout: 5_000 }).toBe(0)
+    } finally {
+      pool.destroy()
+      for (const socket of open) socket.destroy()
+      await new Promise((closed) => silent.close(closed))
+    }
   })
 })

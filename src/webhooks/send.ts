@@ -104,13 +104,13 @@ function exchange(request: WebhookRequest): Promise<Outcome> {
 /**
  * Connections to `url`'s origin that all go to `address` (never a second lookup); TLS still checks the
  * certificate against the URL's host name. The attempt's one deadline covers connecting, sending and the
- * answer; a connection still being made then is given up at the same deadline (it may outlive the attempt
- * that asked for it, not the time an attempt may take). Idle connections close after 4 s, or sooner when the receiver's
- * `Keep-Alive` says so.
+ * answer; a connection still being made then is given up after the same time (to undici's timer
+ * resolution, about a second), so it cannot outlive its attempt for long. Idle connections close after
+ * 4 s, or sooner when the receiver's `Keep-Alive` says so.
  */
 function connectionsTo(url: URL, address: ResolvedAddress, connectTimeoutMs: number): Pool {
   return new Pool(url.origin, {
-    connections: FREE_SOCKETS,
+    connections: CONNECTIONS_PER_ENDPOINT,
     connect: { lookup: pinnedLookup(address) },
     connectTimeout: connectTimeoutMs,
     headersTimeout: 0,
@@ -119,9 +119,9 @@ function connectionsTo(url: URL, address: ResolvedAddress, connectTimeoutMs: num
 }
 
 /** Endpoints-at-addresses whose connections are kept alive at once; the oldest is closed beyond. */
-const MAX_AGENTS = 2_048
+const MAX_POOLS = 2_048
 /** Connections per endpoint (an endpoint has at most 4 requests in flight). */
-const FREE_SOCKETS = 4
+const CONNECTIONS_PER_ENDPOINT = 4
 
 /**
  * Kept-alive connections for webhook attempts (undici pools): one pool per endpoint, URL origin and checked
@@ -136,7 +136,7 @@ export function createAgentPool(options: { timeoutMs: number }) {
       const key = `${endpointId} ${url.origin} ${address.address}`
       const known = pools.get(key)
       if (known) return known
-      const oldest = pools.size >= MAX_AGENTS ? pools.keys().next().value : undefined
+      const oldest = pools.size >= MAX_POOLS ? pools.keys().next().value : undefined
       if (oldest !== undefined) {
         void pools.get(oldest)?.destroy()
         pools.delete(oldest)
