@@ -34,7 +34,7 @@ export const LEASE_MS = 5_000
  * instance may take its endpoints over.
  */
 export const RENEW_MS = 1_000
-export const FENCE_CHECK_MS = 250
+const FENCE_CHECK_MS = 250
 /** Endpoints one instance sends to at once, and requests it has in flight over all of them. */
 export const MAX_LANES = 1_024
 export const MAX_IN_FLIGHT = 1_024

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
 import { expect, it, vi } from 'vitest'
 import { type ClaimedAttempt, MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
-import { MAX_QUEUE_SIZE, QUEUE_SIZE, REREAD_MS, STARTS_PER_TURN } from './lane.js'
+import { type LanesOptions, MAX_QUEUE_SIZE, QUEUE_SIZE, REREAD_MS, STARTS_PER_TURN } from './lane.js'
 import { createLanes } from './lanes.js'
 
 const claimed = (id: number, endpointId: number): ClaimedAttempt => ({
@@ -19,20 +19,29 @@ const claimed = (id: number, endpointId: number): ClaimedAttempt => ({
   },
 })
 
-/** Lanes whose attempts never end (every one started stays in flight); `started` lists them. */
-function lanesThatNeverEnd() {
-  const started: number[] = []
-  const lanes = createLanes({
+/** Lanes whose attempts succeed at once, sure of their leases, but for what `options` says. */
+function lanesWith(options: Partial<LanesOptions>) {
+  return createLanes({
     maxInFlight: 1_024,
-    run: (attempt) => {
-      started.push(attempt.id)
-      return new Promise(() => {})
-    },
+    run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
     isStillOwn: () => true,
     now: () => 0,
     mayStart: () => true,
     started: () => {},
     ended: () => {},
+    ...options,
+  })
+}
+
+/** Lanes whose attempts never end (every one started stays in flight); `started` lists them. */
+function lanesThatNeverEnd(options: Partial<LanesOptions> = {}) {
+  const started: number[] = []
+  const lanes = lanesWith({
+    run: (attempt) => {
+      started.push(attempt.id)
+      return new Promise(() => {})
+    },
+    ...options,
   })
   return { started, lanes }
 }
@@ -72,21 +81,12 @@ it('gives an endpoint leased again its lane back while requests of the lane it l
 })
 
 it('starts no attempt whose ownership read ends after the leases stopped being surely held, until renewed', async () => {
-  const started: number[] = []
   let held = true
   let answer: (own: boolean) => void = () => {}
-  const lanes = createLanes({
-    maxInFlight: 1_024,
-    run: async (attempt) => {
-      started.push(attempt.id)
-      return { startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }
-    },
+  const { started, lanes } = lanesThatNeverEnd({
     // An asynchronous read (PostgreSQL), answered when the test says.
     isStillOwn: () => new Promise<boolean>((resolve) => (answer = resolve)),
-    now: () => 0,
     mayStart: () => held,
-    started: () => {},
-    ended: () => {},
   })
   lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
   lanes.enqueue([claimed(1, 1)])
@@ -105,19 +105,9 @@ it('starts no attempt whose ownership read ends after the leases stopped being s
 })
 
 it('puts an attempt whose ownership read failed back in its place in the queue, and reads again later', async () => {
-  const started: number[] = []
   let failing = true
-  const lanes = createLanes({
-    maxInFlight: 1_024,
-    run: (attempt) => {
-      started.push(attempt.id)
-      return new Promise(() => {})
-    },
+  const { started, lanes } = lanesThatNeverEnd({
     isStillOwn: () => (failing ? Promise.reject(new Error('connection lost')) : Promise.resolve(true)),
-    now: () => 0,
-    mayStart: () => true,
-    started: () => {},
-    ended: () => {},
   })
   lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
   lanes.enqueue([claimed(1, 1), claimed(2, 1)])
@@ -133,16 +123,10 @@ it('puts an attempt whose ownership read failed back in its place in the queue, 
 
 it('asks, for a lane that started many attempts since the last step, for enough to last STEPS_QUEUED steps', async () => {
   let started = 0
-  const lanes = createLanes({
-    maxInFlight: 1_024,
-    run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
-    isStillOwn: () => true,
-    now: () => 0,
-    mayStart: () => true,
+  const lanes = lanesWith({
     started: () => {
       started++
     },
-    ended: () => {},
   })
   lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
   expect(lanes.wants()).toEqual([{ endpointId: 1, count: QUEUE_SIZE }])
@@ -156,8 +140,7 @@ it('asks, for a lane that started many attempts since the last step, for enough 
 
 it('hangs up on every request in flight and gives their attempts back instead of an outcome; later ones start', async () => {
   const signals = new Map<number, AbortSignal>()
-  const lanes = createLanes({
-    maxInFlight: 1_024,
+  const lanes = lanesWith({
     run: (attempt, signal) =>
       new Promise((resolve) => {
         signals.set(attempt.id, signal)
@@ -165,11 +148,6 @@ it('hangs up on every request in flight and gives their attempts back instead of
           resolve({ startedAt: 0, httpStatus: null, error: 'aborted', durationMs: 1 }),
         )
       }),
-    isStillOwn: () => true,
-    now: () => 0,
-    mayStart: () => true,
-    started: () => {},
-    ended: () => {},
   })
   lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
   lanes.enqueue([claimed(1, 1), claimed(2, 1)])

@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from 'vitest'
 import { onServices } from '../helpers.js'
-import { startReceiver, startWebhookApp } from './harness.js'
+import { type Receiver, startReceiver, startWebhookApp, type WebhookApp } from './harness.js'
 
 /**
  * A step whose transaction fails loses nothing: what ended is written by the next one; and an instance
@@ -12,19 +12,39 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close()
 })
 
+/** An instance on a SQLite file, and another connection to that file, to take its write lock. */
+async function appWithLocker(env: Record<string, string>) {
+  const { default: SQLite } = await import('better-sqlite3')
+  const app = await startWebhookApp({ env })
+  closers.push(() => app.close())
+  const { database } = app.deps.config
+  if (database.kind !== 'sqlite') throw new Error('a SQLite store was expected')
+  const locker = new SQLite(database.path)
+  closers.push(async () => {
+    if (locker.inTransaction) locker.exec('COMMIT')
+    locker.close()
+  })
+  return { app, locker }
+}
+
+/** An endpoint at `receiver` on pet.created, and one pet created: its delivery log, to read. */
+async function onePetFor(app: WebhookApp, receiver: Receiver) {
+  closers.push(() => receiver.close())
+  const key = await app.issueKey()
+  const response = await app.api(key, 'POST', '/webhook_endpoints', {
+    url: `http://hooks.test:${receiver.port}/in`,
+    events: ['pet.created'],
+  })
+  const endpoint = (await response.json()) as { id: string }
+  await app.api(key, 'POST', '/pets', { name: 'Rex', categoryId: 1 })
+  return async () => (await app.api(key, 'GET', `/webhook_endpoints/${endpoint.id}/deliveries`)).json()
+}
+
 // SQLite's write lock, taken from another connection; PostgreSQL's deadlines are tested in test:services.
 it.skipIf(onServices)(
   'writes an outcome down at the next step when the step that should have written it failed (the database locked past its deadline)',
   async () => {
-    const { default: SQLite } = await import('better-sqlite3')
-    const app = await startWebhookApp({ env: { PETSTORE_DB_TIMEOUT_MS: '200' } })
-    closers.push(() => app.close())
-    const { database } = app.deps.config
-    if (database.kind !== 'sqlite') throw new Error('a SQLite store was expected')
-    const locker = new SQLite(database.path)
-    closers.push(async () => {
-      locker.close()
-    })
+    const { app, locker } = await appWithLocker({ PETSTORE_DB_TIMEOUT_MS: '200' })
     // The receiver answers, and at that moment another connection takes the write lock for a second: the
     // step that writes the outcome down fails after 200 ms; the next one, after the lock, writes it.
     const receiver = await startReceiver(() => {
@@ -32,17 +52,8 @@ it.skipIf(onServices)(
       setTimeout(() => locker.exec('COMMIT'), 1_000)
       return { status: 204 }
     })
-    closers.push(() => receiver.close())
-    const key = await app.issueKey()
-    const response = await app.api(key, 'POST', '/webhook_endpoints', {
-      url: `http://hooks.test:${receiver.port}/in`,
-      events: ['pet.created'],
-    })
-    const endpoint = (await response.json()) as { id: string }
-    await app.api(key, 'POST', '/pets', { name: 'Rex', categoryId: 1 })
+    const deliveries = await onePetFor(app, receiver)
     await receiver.waitFor(1)
-    const deliveries = async () =>
-      (await app.api(key, 'GET', `/webhook_endpoints/${endpoint.id}/deliveries`)).json()
     await expect
       .poll(deliveries, { timeout: 10_000 })
       .toEqual([expect.objectContaining({ attempt: 1, status: 'succeeded', httpStatus: 204 })])
@@ -53,18 +64,10 @@ it.skipIf(onServices)(
 it.skipIf(onServices)(
   'hangs up on its requests in flight when it could not renew its leases for 4 s, and sends them again once it can',
   async () => {
-    const { default: SQLite } = await import('better-sqlite3')
     // Without the hang-up, the request would stay in flight for the attempt's 30 s.
-    const app = await startWebhookApp({
-      env: { PETSTORE_DB_TIMEOUT_MS: '200', PETSTORE_WEBHOOK_TIMEOUT_MS: '30000' },
-    })
-    closers.push(() => app.close())
-    const { database } = app.deps.config
-    if (database.kind !== 'sqlite') throw new Error('a SQLite store was expected')
-    const locker = new SQLite(database.path)
-    closers.push(async () => {
-      if (locker.inTransaction) locker.exec('COMMIT')
-      locker.close()
+    const { app, locker } = await appWithLocker({
+      PETSTORE_DB_TIMEOUT_MS: '200',
+      PETSTORE_WEBHOOK_TIMEOUT_MS: '30000',
     })
     // The first request is never answered, and as it arrives another connection takes the write lock:
     // no step can renew the leases; the second is answered.
@@ -73,14 +76,7 @@ it.skipIf(onServices)(
       locker.exec('BEGIN IMMEDIATE')
       return { status: 204, delayMs: 60_000 }
     })
-    closers.push(() => receiver.close())
-    const key = await app.issueKey()
-    const response = await app.api(key, 'POST', '/webhook_endpoints', {
-      url: `http://hooks.test:${receiver.port}/in`,
-      events: ['pet.created'],
-    })
-    const endpoint = (await response.json()) as { id: string }
-    await app.api(key, 'POST', '/pets', { name: 'Rex', categoryId: 1 })
+    const deliveries = await onePetFor(app, receiver)
     await receiver.waitFor(1)
     // Hung up on while the database is still locked: another instance could take the endpoint a second
     // later, and must not send beside it.
@@ -91,8 +87,6 @@ it.skipIf(onServices)(
     expect(second?.headers['webhook-id']).toBe(first?.headers['webhook-id'])
     expect(receiver.overlaps).toBe(0)
     // Given back, not failed: the attempt that was hung up on is the one that succeeded.
-    const deliveries = async () =>
-      (await app.api(key, 'GET', `/webhook_endpoints/${endpoint.id}/deliveries`)).json()
     await expect
       .poll(deliveries, { timeout: 10_000 })
       .toEqual([expect.objectContaining({ attempt: 1, status: 'succeeded', httpStatus: 204 })])
