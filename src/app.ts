@@ -1,9 +1,4 @@
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyPluginCallback,
-  LogController,
-} from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import { RateLimitStatus, registerStandingRoute } from './api-keys/standing.routes.js'
 import { registerUsageRoute, Usage, UsageDay } from './api-keys/usage.routes.js'
 import { readBuiltDashboard } from './dashboard/assets.js'
@@ -44,7 +39,7 @@ import { webhookSchemas } from './webhooks/webhooks.schemas.js'
  */
 export async function buildApp(
   deps: Deps,
-  options: { tracing?: FastifyPluginCallback | undefined } = {},
+  options: { tracing?: ((app: FastifyInstance) => Promise<void>) | undefined } = {},
 ): Promise<FastifyInstance> {
   const { config } = deps
   const app = Fastify({
@@ -83,8 +78,9 @@ export async function buildApp(
   for (const schema of sharedSchemas) app.addSchema(schema)
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas))
 
-  // First: its onRequest hook opens the request's SERVER span, which every later hook runs inside.
-  if (options.tracing) await app.register(options.tracing)
+  // First: its onRequest hooks decide whether the request is traced and open its SERVER span, which every
+  // later hook runs inside.
+  if (options.tracing) await options.tracing(app)
   registerJsonBodyParser(app)
   registerErrorHandler(app)
   registerCommonHeaders(app)

@@ -137,6 +137,9 @@ function tracingOf(variables: Variables) {
   return {
     serviceName: variables.OTEL_SERVICE_NAME,
     protocol: variables.OTEL_EXPORTER_OTLP_PROTOCOL,
+    sampler: variables.OTEL_TRACES_SAMPLER,
+    /** The share a `*traceidratio` sampler keeps: 1 unless set, as the SDK defaults it. */
+    ratio: variables.OTEL_TRACES_SAMPLER_ARG ?? 1,
   }
 }
 

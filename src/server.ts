@@ -39,7 +39,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const tracing = config.tracing && (await import('./tracing/sdk.js')).startTracing(config.tracing)
   const deps = await createDeps(config, options)
   tracing?.logTo(deps.logger)
-  const app = await buildApp(deps, { tracing: tracing?.plugin })
+  const app = await buildApp(deps, { tracing: tracing?.instrument })
   const dispatcher =
     options.dispatcherThread && THREAD_AVAILABLE
       ? startDispatcherThread(config, { logger: deps.logger, observe: deps.metrics.webhooks })

@@ -112,7 +112,12 @@ describe('compose.yaml', () => {
       const off = loadConfig({ ...environment, OTEL_EXPORTER_OTLP_ENDPOINT: '' })
       expect(off.tracing).toBeUndefined()
       const on = loadConfig({ ...environment, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318' })
-      expect(on.tracing).toEqual({ serviceName: 'petstore', protocol: 'http/protobuf' })
+      expect(on.tracing).toEqual({
+        serviceName: 'petstore',
+        protocol: 'http/protobuf',
+        sampler: 'parentbased_always_on',
+        ratio: 1,
+      })
     }
   })
 

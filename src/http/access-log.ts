@@ -32,7 +32,9 @@ export function registerAccessLog(
     if (account !== undefined) usage.record(account, reply.statusCode)
     if (logger.isLevelEnabled('info')) {
       const userAgent = request.headers['user-agent']
-      const ids = tracingEnabled() ? traceIdsOf(request.opentelemetry().context) : undefined
+      const ids = tracingEnabled()
+        ? traceIdsOf(request.opentelemetry().context, request.untracedTraceId)
+        : undefined
       // Flat fields: pino writes strings and numbers directly, nested objects through JSON.stringify.
       logger.info(
         {

@@ -5,15 +5,19 @@ import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { NodeSDK } from '@opentelemetry/sdk-node'
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
-import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TracingConfig } from '../config.js'
 import { VERSION } from '../version.js'
+import { RequestSampling, samplerOf } from './request-sampling.js'
 import { droppedSpans, useTracer } from './tracing.js'
 
 /** What a started SDK gives the server: the request spans' plugin, a place for its warnings, the flush. */
 export interface StartedTracing {
-  /** @fastify/otel's plugin: registered first on the app, it makes each request's SERVER span. */
-  plugin: FastifyPluginCallback
+  /**
+   * Called first on the app: the sampling decision's hook, then @fastify/otel's plugin, which makes each
+   * traced request's SERVER span.
+   */
+  instrument(app: FastifyInstance): Promise<void>
   /** Where the SDK's own warnings go (an export that failed, spans dropped): the service's logger. */
   logTo(logger: { warn(object: object, message: string): void }): void
   /** Exports what is still queued, within the drain budget; spans still queued after it are lost. */
@@ -28,18 +32,23 @@ export interface StartedTracing {
  * `petstore_trace_spans_dropped_total`, never a request's time.
  */
 export function startTracing(config: TracingConfig): StartedTracing {
+  const sampler = samplerOf(config)
+  const sampling = new RequestSampling(sampler, isProbe)
   const fastifyOtel = new FastifyOtelInstrumentation({
     // One SERVER span per request and the handler's child: a span per hook would cost more than it tells.
     instrumentHooks: false,
     recordExceptions: false,
-    // The probes and /metrics are polled every few seconds: a span each would bury the requests.
-    ignorePaths: ({ url }) => url === '/metrics' || url === '/healthz' || url === '/readyz',
+    // Requests sampled out, and the probes and /metrics (polled every few seconds: a span each would bury
+    // the requests), get nothing from it.
+    ignorePaths: ({ url }) => sampling.ignores(url),
     requestHook: nameByRoute,
     lifecycleHook: nameHandlerByOperation,
   })
   const exporter = config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter()
   const sdk = new NodeSDK({
     serviceName: config.serviceName,
+    sampler,
+    idGenerator: sampling.idGenerator,
     traceExporter: countingFailures(exporter),
     instrumentations: [fastifyOtel],
     // Only traces: no metrics or logs pipelines (Prometheus serves metrics, pino the logs).
@@ -51,7 +60,10 @@ export function startTracing(config: TracingConfig): StartedTracing {
   const diagnostics: { logger?: { warn(object: object, message: string): void } } = {}
   diag.setLogger(countingQueueDrops(diagnostics), DiagLogLevel.WARN)
   return {
-    plugin: fastifyOtel.plugin(),
+    instrument: async (app) => {
+      sampling.register(app)
+      await app.register(fastifyOtel.plugin())
+    },
     logTo: (logger) => {
       diagnostics.logger = logger
     },
@@ -59,11 +71,14 @@ export function startTracing(config: TracingConfig): StartedTracing {
   }
 }
 
+const isProbe = (url: string) => url === '/metrics' || url === '/healthz' || url === '/readyz'
+
 /**
  * The SERVER span's name is the route template (`GET /v1/pets/{petId}` style, as Fastify spells it:
  * `/v1/pets/:petId`), never the raw target; `url.path` loses its query string (a page token, a filter).
  */
 function nameByRoute(span: Span, request: FastifyRequest): void {
+  if (!span.isRecording()) return
   const route = request.routeOptions.url
   span.updateName(route === undefined ? request.method : `${request.method} ${route}`)
   const query = request.url.indexOf('?')
@@ -75,6 +90,7 @@ function nameByRoute(span: Span, request: FastifyRequest): void {
  * anonymous handler after the source text of the plugin that registered it.
  */
 function nameHandlerByOperation(span: Span, info: { hookName: string; request: FastifyRequest }): void {
+  if (!span.isRecording()) return
   const { routeOptions } = info.request
   const name = (routeOptions.schema as { operationId?: string } | undefined)?.operationId ?? routeOptions.url
   if (name === undefined) return

@@ -165,12 +165,17 @@ export function linksTo(traceParents: readonly (string | null | undefined)[]): L
   return links
 }
 
-/** The trace and span ids of the span in `within`, for the access log; undefined when none. */
+/**
+ * The trace and span ids of a request's span, for the access log; a request sampled out has no span, only
+ * the trace id it was decided on (its caller's, or a new one: tracing/request-sampling.ts).
+ */
 export function traceIdsOf(
   within: Context | null | undefined,
-): { traceId: string; spanId: string } | undefined {
+  untracedTraceId: string | null,
+): { traceId: string; spanId?: string } | undefined {
   const spanContext = within ? trace.getSpanContext(within) : undefined
-  return spanContext && { traceId: spanContext.traceId, spanId: spanContext.spanId }
+  if (spanContext) return { traceId: spanContext.traceId, spanId: spanContext.spanId }
+  return untracedTraceId === null ? undefined : { traceId: untracedTraceId }
 }
 
 function failed(span: Span, error: unknown): void {

@@ -7,17 +7,9 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { startServer } from '../../src/server.js'
-import {
-  freePort,
-  get,
-  issueUnlimitedKey,
-  killService,
-  logLine,
-  type Service,
-  spawnService,
-  waitUntilHealthy,
-} from '../service-process.js'
+import { freePort, get, killService, logLine, type Service } from '../service-process.js'
 import { type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js'
+import { serveTraced } from './traced-service.js'
 
 /**
  * How tracing is switched and where its spans go: on only with an OTLP endpoint (and never with
@@ -39,22 +31,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-async function serve(env: Record<string, string>) {
-  const full = {
-    DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}`,
-    OTEL_BSP_SCHEDULE_DELAY: '50',
-    ...env,
-  }
-  const { key } = await issueUnlimitedKey(full, dir)
-  const service = await spawnService(full)
-  services.push(service)
-  await waitUntilHealthy(service)
-  const listPets = (headers: Record<string, string> = {}) =>
-    fetch(`http://127.0.0.1:${service.port}/v1/pets`, {
-      headers: { authorization: `Bearer ${key}`, ...headers },
-    })
-  return { service, listPets }
-}
+const serve = (env: Record<string, string>) => serveTraced(dir, env, services)
 
 test('without OTEL_EXPORTER_OTLP_PROTOCOL the spans go as OTLP/protobuf', async () => {
   receiver = await startOtlpReceiver()

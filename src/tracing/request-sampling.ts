@@ -1,0 +1,121 @@
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api'
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  type IdGenerator,
+  ParentBasedSampler,
+  RandomIdGenerator,
+  type Sampler,
+  SamplingDecision,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { TracingConfig } from '../config.js'
+
+/** The sampler OTEL_TRACES_SAMPLER names (config.ts has checked it and its argument), the SDK's own. */
+export function samplerOf(config: Pick<TracingConfig, 'sampler' | 'ratio'>): Sampler {
+  const ratio = () => new TraceIdRatioBasedSampler(config.ratio)
+  switch (config.sampler) {
+    case 'always_on':
+      return new AlwaysOnSampler()
+    case 'always_off':
+      return new AlwaysOffSampler()
+    case 'traceidratio':
+      return ratio()
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() })
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio() })
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() })
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The trace id of a request that is not traced (sampled out), for its access log line; else null. */
+    untracedTraceId: string | null
+  }
+}
+
+/**
+ * Head sampling at the door. Whether a request is traced is decided in its first hook, by the same sampler
+ * the SDK has, on the same inputs (the caller's `traceparent`, else a new trace id); a request sampled out
+ * is then ignored by @fastify/otel, which makes no span, context or hook work for it. Without this,
+ * @fastify/otel starts a non-recording span for each and runs the request inside its context: at 1% sampling
+ * that was most of what tracing cost (docs/observability.md).
+ *
+ * The decision reaches @fastify/otel through two hand-offs that rely on Fastify running a request's
+ * `onRequest` hooks in order, each synchronously after the one before (ours first, then @fastify/otel's,
+ * which asks `ignores` and then starts its span):
+ * - `ignores()` answers for the request `decide` has just seen (and, asked at any other time, for a
+ *   route being registered or a 404 handler being run);
+ * - `idGenerator` gives that span the trace id the decision was made on (a request without a caller's
+ *   `traceparent`), so the SDK's sampler, asked again, answers the same and a `traceidratio` decision
+ *   stays consistent with the id downstream services see.
+ * If either hand-off missed, the SDK's sampler would still decide alone: a request would at worst be
+ * traced as if this gate were not there, or not at all.
+ */
+export class RequestSampling {
+  readonly idGenerator: IdGenerator
+  private readonly ids = new RandomIdGenerator()
+  /** Whether a request has been decided and `ignores` not yet asked about it; then whether it is traced. */
+  private decided = false
+  private traced = false
+  /** Whether requests are being served: routes are registered before the first. */
+  private serving = false
+  /** The trace id its span is to have (a request with no caller's trace); taken by the next root span. */
+  private nextTraceId: string | undefined
+
+  /** `untraced(url)`: requests never traced whatever the sampler says (the probes, /metrics). */
+  constructor(
+    private readonly sampler: Sampler,
+    private readonly untraced: (url: string) => boolean,
+  ) {
+    this.idGenerator = {
+      generateTraceId: () => {
+        const traceId = this.nextTraceId ?? this.ids.generateTraceId()
+        this.nextTraceId = undefined
+        return traceId
+      },
+      generateSpanId: () => this.ids.generateSpanId(),
+    }
+  }
+
+  /** Registers `decide` as the app's first onRequest hook; call it before @fastify/otel's plugin registers. */
+  register(app: FastifyInstance): void {
+    app.decorateRequest('untracedTraceId', null)
+    app.addHook('onRequest', (request, _reply, done) => {
+      this.decide(request)
+      done()
+    })
+  }
+
+  /** @fastify/otel's `ignorePaths`, asked when a route registers and when a request starts. */
+  ignores(url: string): boolean {
+    if (this.untraced(url)) return true
+    if (this.decided) {
+      this.decided = false
+      return !this.traced
+    }
+    // Asked outside a request's first hooks: a route registering (wired: every route can be traced), or
+    // once serving, a 404 handler starting (a span only under its request's, never a root of its own).
+    return this.serving && trace.getSpan(context.active()) === undefined
+  }
+
+  private decide(request: FastifyRequest): void {
+    this.serving = true
+    this.decided = !this.untraced(request.url)
+    if (!this.decided) return
+    const parent =
+      request.headers.traceparent === undefined
+        ? ROOT_CONTEXT
+        : propagation.extract(ROOT_CONTEXT, request.headers)
+    const callerTraceId = trace.getSpanContext(parent)?.traceId
+    const traceId = callerTraceId ?? this.ids.generateTraceId()
+    const { decision } = this.sampler.shouldSample(parent, traceId, 'request', SpanKind.SERVER, {}, [])
+    this.traced = decision !== SamplingDecision.NOT_RECORD
+    if (!this.traced) request.untracedTraceId = traceId
+    else if (callerTraceId === undefined) this.nextTraceId = traceId
+  }
+}

@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ROOT_CONTEXT } from '@opentelemetry/api'
+import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base'
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import { killService, logLine, type Service } from '../service-process.js'
+import { type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js'
+import { serveTraced } from './traced-service.js'
+
+/**
+ * Head sampling (src/tracing/request-sampling.ts): a request is decided in its first hook with the configured
+ * sampler; one sampled out gets no span at all, one kept exports under the trace id it was decided on.
+ */
+
+let dir: string
+let receiver: OtlpReceiver | undefined
+const services: Service[] = []
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'petstore-sampling-'))
+})
+afterEach(async () => {
+  await Promise.all(services.splice(0).map(killService))
+  await receiver?.close()
+  receiver = undefined
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const serve = (env: Record<string, string>) =>
+  serveTraced(dir, { LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', ...env }, services)
+
+test('sampling is decided at the door: a request sampled out makes no span and logs the trace id it was decided on; each kept one exports under the id its ratio chose', async () => {
+  receiver = await startOtlpReceiver()
+  const { service, listPets } = await serve({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_TRACES_SAMPLER: 'traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.5',
+  })
+  const requestIds: (string | null)[] = []
+  for (let index = 0; index < 40; index++) requestIds.push((await listPets()).headers.get('x-request-id'))
+  const lines = await Promise.all(
+    requestIds.map((id) => logLine(service, (entry) => entry.reqId === id && 'statusCode' in entry)),
+  )
+  const ratio = new TraceIdRatioBasedSampler(0.5)
+  const keptBy = (traceId: unknown) =>
+    ratio.shouldSample(ROOT_CONTEXT, String(traceId)).decision === SamplingDecision.RECORD_AND_SAMPLED
+  const kept = lines.filter((line) => 'span_id' in line)
+  // 40 draws at one half: outside 5..35 once in about seven million runs.
+  expect(kept.length).toBeGreaterThanOrEqual(5)
+  expect(kept.length).toBeLessThanOrEqual(35)
+  for (const line of lines) {
+    expect(line.trace_id).toMatch(/^[0-9a-f]{32}$/)
+    expect(keptBy(line.trace_id)).toBe('span_id' in line)
+  }
+  const spans = await receiver.waitFor((all) =>
+    kept.every((line) => all.some((span) => span.spanId === line.span_id && span.traceId === line.trace_id)),
+  )
+  const traced = new Set(kept.map((line) => line.trace_id))
+  expect(spans.filter((span) => span.name === 'GET /v1/pets').every((span) => traced.has(span.traceId))).toBe(
+    true,
+  )
+})
+
+test('a caller that sampled its request out: not traced here either, and the log line carries its trace id', async () => {
+  receiver = await startOtlpReceiver()
+  const { service, listPets } = await serve({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+  const response = await listPets({ traceparent: `00-${traceId}-00f067aa0ba902b7-00` })
+  const line = await logLine(service, (entry) => entry.reqId === response.headers.get('x-request-id'))
+  expect(line.trace_id).toBe(traceId)
+  expect(line).not.toHaveProperty('span_id')
+  // One of its own after it is kept (parentbased_always_on): once that is exported, the first would have been.
+  await listPets()
+  const spans = await receiver.waitFor((all) => all.some((span) => span.name === 'GET /v1/pets'))
+  expect(spans.some((span) => span.traceId === traceId)).toBe(false)
+})
