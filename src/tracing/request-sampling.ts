@@ -43,7 +43,7 @@ declare module 'fastify' {
  * the SDK has, on the same inputs (the caller's `traceparent`, else a new trace id); a request sampled out
  * is then ignored by @fastify/otel, which makes no span, context or hook work for it. Without this,
  * @fastify/otel starts a non-recording span for each and runs the request inside its context: at 1% sampling
- * that was most of what tracing cost (docs/observability.md).
+ * that was about 15 of the 38 µs of CPU tracing added to a listPets (docs/observability.md).
  *
  * The decision reaches @fastify/otel through two hand-offs that rely on Fastify running a request's
  * `onRequest` hooks in order, each synchronously after the one before (ours first, then @fastify/otel's,
