@@ -86,14 +86,18 @@ function nameByRoute(span: Span, request: FastifyRequest): void {
 }
 
 /**
- * The handler's span is `handler listPets` (the route's operationId): @fastify/otel would name an
- * anonymous handler after the source text of the plugin that registered it.
+ * The handler's span is `handler listPets` (the route's operationId), a 404's `notFoundHandler`:
+ * @fastify/otel would name an anonymous handler after the source text of the plugin that registered it.
  */
 function nameHandlerByOperation(span: Span, info: { hookName: string; request: FastifyRequest }): void {
   if (!span.isRecording()) return
   const { routeOptions } = info.request
   const name = (routeOptions.schema as { operationId?: string } | undefined)?.operationId ?? routeOptions.url
-  if (name === undefined) return
+  // A 404's handler has no route: its span is `notFoundHandler`, not the registering plugin's source.
+  if (name === undefined) {
+    span.updateName(info.hookName)
+    return
+  }
   span.updateName(`${info.hookName} ${name}`)
   span.setAttribute('hook.callback.name', name)
 }

@@ -75,3 +75,23 @@ test('a caller that sampled its request out: not traced here either, and the log
   const spans = await receiver.waitFor((all) => all.some((span) => span.name === 'GET /v1/pets'))
   expect(spans.some((span) => span.traceId === traceId)).toBe(false)
 })
+
+test('a 404 traced because its caller sampled it: its handler span is a child named notFoundHandler', async () => {
+  receiver = await startOtlpReceiver()
+  const { service } = await serve({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_TRACES_SAMPLER: 'parentbased_always_off',
+  })
+  const missing = (headers: Record<string, string>) =>
+    fetch(`http://127.0.0.1:${service.port}/no-such-page`, { headers })
+  const untraced = await missing({})
+  const traceId = 'a3ce929d0e0e47364bf92f3577b34da6'
+  const traced = await missing({ traceparent: `00-${traceId}-00f067aa0ba902b7-01` })
+  expect([untraced.status, traced.status]).toEqual([404, 404])
+  const spans = await receiver.waitFor((all) => all.some((span) => span.name === 'notFoundHandler'))
+  const request = spans.find((span) => span.traceId === traceId && span.kind === 2)
+  const handler = spans.find((span) => span.name === 'notFoundHandler')
+  expect(request?.name).toBe('GET')
+  expect(handler).toMatchObject({ traceId, parentSpanId: request?.spanId })
+  expect(spans.every((span) => span.traceId === traceId)).toBe(true)
+})
