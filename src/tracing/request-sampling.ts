@@ -59,9 +59,8 @@ declare module 'fastify' {
 export class RequestSampling {
   readonly idGenerator: IdGenerator
   private readonly ids = new RandomIdGenerator()
-  /** Whether a request has been decided and `ignores` not yet asked about it; then whether it is traced. */
-  private decided = false
-  private traced = false
+  /** Whether the request just decided is traced, until `ignores` is asked about it; else undefined. */
+  private pending: boolean | undefined
   /** Whether requests are being served: routes are registered before the first. */
   private serving = false
   /** The trace id its span is to have (a request with no caller's trace); taken by the next root span. */
@@ -94,10 +93,9 @@ export class RequestSampling {
   /** @fastify/otel's `ignorePaths`, asked when a route registers and when a request starts. */
   ignores(url: string): boolean {
     if (this.untraced(url)) return true
-    if (this.decided) {
-      this.decided = false
-      return !this.traced
-    }
+    const traced = this.pending
+    this.pending = undefined
+    if (traced !== undefined) return !traced
     // Asked outside a request's first hooks: a route registering (wired: every route can be traced), or
     // once serving, a 404 handler starting (a span only under its request's, never a root of its own).
     return this.serving && trace.getSpan(context.active()) === undefined
@@ -105,8 +103,8 @@ export class RequestSampling {
 
   private decide(request: FastifyRequest): void {
     this.serving = true
-    this.decided = !this.untraced(request.url)
-    if (!this.decided) return
+    this.pending = undefined
+    if (this.untraced(request.url)) return
     const parent =
       request.headers.traceparent === undefined
         ? ROOT_CONTEXT
@@ -114,8 +112,8 @@ export class RequestSampling {
     const callerTraceId = trace.getSpanContext(parent)?.traceId
     const traceId = callerTraceId ?? this.ids.generateTraceId()
     const { decision } = this.sampler.shouldSample(parent, traceId, 'request', SpanKind.SERVER, {}, [])
-    this.traced = decision !== SamplingDecision.NOT_RECORD
-    if (!this.traced) request.untracedTraceId = traceId
+    this.pending = decision !== SamplingDecision.NOT_RECORD
+    if (!this.pending) request.untracedTraceId = traceId
     else if (callerTraceId === undefined) this.nextTraceId = traceId
   }
 }

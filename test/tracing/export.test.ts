@@ -1,15 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { startServer } from '../../src/server.js'
-import { freePort, get, killService, logLine, type Service } from '../service-process.js'
-import { type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js'
-import { serveTraced } from './traced-service.js'
+import { freePort, get, logLine } from '../service-process.js'
+import { tracedServices } from './traced-service.js'
 
 /**
  * How tracing is switched and where its spans go: on only with an OTLP endpoint (and never with
@@ -17,24 +14,11 @@ import { serveTraced } from './traced-service.js'
  * counted, never a failed request. Off, the SDK is not even loaded.
  */
 
-let dir: string
-let receiver: OtlpReceiver | undefined
-const services: Service[] = []
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'petstore-otlp-'))
-})
-afterEach(async () => {
-  await Promise.all(services.splice(0).map(killService))
-  await receiver?.close()
-  receiver = undefined
-  rmSync(dir, { recursive: true, force: true })
-})
-
-const serve = (env: Record<string, string>) => serveTraced(dir, env, services)
+const traced = tracedServices('petstore-otlp-')
+const serve = traced.serve
 
 test('without OTEL_EXPORTER_OTLP_PROTOCOL the spans go as OTLP/protobuf', async () => {
-  receiver = await startOtlpReceiver()
+  const receiver = await traced.receiver()
   const { listPets } = await serve({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
   expect((await listPets()).status).toBe(200)
   await expect.poll(() => receiver?.raw.length, { timeout: 10_000 }).toBeGreaterThan(0)
@@ -44,7 +28,7 @@ test('without OTEL_EXPORTER_OTLP_PROTOCOL the spans go as OTLP/protobuf', async 
 })
 
 test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone turns tracing on; OTEL_SDK_DISABLED=true keeps it off', async () => {
-  receiver = await startOtlpReceiver()
+  const receiver = await traced.receiver()
   const on = await serve({
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -52,26 +36,22 @@ test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone turns tracing on; OTEL_SDK_DISABL
   await on.listPets()
   await receiver.waitFor((spans) => spans.some((span) => span.name === 'GET /v1/pets'))
 
-  const other = await startOtlpReceiver()
-  try {
-    const off = await serve({
-      LOG_LEVEL: 'info',
-      OTEL_EXPORTER_OTLP_ENDPOINT: other.url,
-      OTEL_SDK_DISABLED: 'true',
-    })
-    const response = await off.listPets()
-    const requestId = response.headers.get('x-request-id')
-    const line = await logLine(off.service, (entry) => entry.reqId === requestId)
-    expect(line).not.toHaveProperty('trace_id')
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    expect(other.raw).toHaveLength(0)
-  } finally {
-    await other.close()
-  }
+  const other = await traced.receiver()
+  const off = await serve({
+    LOG_LEVEL: 'info',
+    OTEL_EXPORTER_OTLP_ENDPOINT: other.url,
+    OTEL_SDK_DISABLED: 'true',
+  })
+  const response = await off.listPets()
+  const requestId = response.headers.get('x-request-id')
+  const line = await logLine(off.service, (entry) => entry.reqId === requestId)
+  expect(line).not.toHaveProperty('trace_id')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  expect(other.raw).toHaveLength(0)
 })
 
 test('the sampler follows a caller that sampled, and keeps none of its own at a ratio of 0', async () => {
-  receiver = await startOtlpReceiver()
+  const receiver = await traced.receiver()
   const { service, listPets } = await serve({
     LOG_LEVEL: 'info',
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -135,7 +115,7 @@ test('with tracing off no OpenTelemetry SDK module is loaded, and none is asked 
       /@opentelemetry[\\/](sdk-|exporter-|otlp-)|@fastify[\\/]otel/.test(path),
     )
   const config = loadConfig({
-    DATABASE_URL: `sqlite:${join(dir, 'off.sqlite')}`,
+    DATABASE_URL: `sqlite:${join(traced.dir(), 'off.sqlite')}`,
     LOG_LEVEL: 'silent',
     PORT: '0',
   })

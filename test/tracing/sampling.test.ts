@@ -1,37 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { ROOT_CONTEXT } from '@opentelemetry/api'
 import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base'
-import { afterEach, beforeEach, expect, test } from 'vitest'
-import { killService, logLine, type Service } from '../service-process.js'
-import { type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js'
-import { serveTraced } from './traced-service.js'
+import { expect, test } from 'vitest'
+import { logLine } from '../service-process.js'
+import { tracedServices } from './traced-service.js'
 
 /**
  * Head sampling (src/tracing/request-sampling.ts): a request is decided in its first hook with the configured
  * sampler; one sampled out gets no span at all, one kept exports under the trace id it was decided on.
  */
 
-let dir: string
-let receiver: OtlpReceiver | undefined
-const services: Service[] = []
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'petstore-sampling-'))
-})
-afterEach(async () => {
-  await Promise.all(services.splice(0).map(killService))
-  await receiver?.close()
-  receiver = undefined
-  rmSync(dir, { recursive: true, force: true })
-})
-
+const traced = tracedServices('petstore-sampling-')
 const serve = (env: Record<string, string>) =>
-  serveTraced(dir, { LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', ...env }, services)
+  traced.serve({ LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', ...env })
 
 test('sampling is decided at the door: a request sampled out makes no span and logs the trace id it was decided on; each kept one exports under the id its ratio chose', async () => {
-  receiver = await startOtlpReceiver()
+  const receiver = await traced.receiver()
   const { service, listPets } = await serve({
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     OTEL_TRACES_SAMPLER: 'traceidratio',
@@ -56,14 +39,14 @@ test('sampling is decided at the door: a request sampled out makes no span and l
   const spans = await receiver.waitFor((all) =>
     kept.every((line) => all.some((span) => span.spanId === line.span_id && span.traceId === line.trace_id)),
   )
-  const traced = new Set(kept.map((line) => line.trace_id))
-  expect(spans.filter((span) => span.name === 'GET /v1/pets').every((span) => traced.has(span.traceId))).toBe(
-    true,
-  )
+  const keptTraces = new Set(kept.map((line) => line.trace_id))
+  expect(
+    spans.filter((span) => span.name === 'GET /v1/pets').every((span) => keptTraces.has(span.traceId)),
+  ).toBe(true)
 })
 
 test('a caller that sampled its request out: not traced here either, and the log line carries its trace id', async () => {
-  receiver = await startOtlpReceiver()
+  const receiver = await traced.receiver()
   const { service, listPets } = await serve({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
   const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
   const response = await listPets({ traceparent: `00-${traceId}-00f067aa0ba902b7-00` })
@@ -77,7 +60,7 @@ test('a caller that sampled its request out: not traced here either, and the log
 })
 
 test('a 404 traced because its caller sampled it: its handler span is a child named notFoundHandler', async () => {
-  receiver = await startOtlpReceiver()
+  const receiver = await traced.receiver()
   const { service } = await serve({
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     OTEL_TRACES_SAMPLER: 'parentbased_always_off',
@@ -86,8 +69,8 @@ test('a 404 traced because its caller sampled it: its handler span is a child na
     fetch(`http://127.0.0.1:${service.port}/no-such-page`, { headers })
   const untraced = await missing({})
   const traceId = 'a3ce929d0e0e47364bf92f3577b34da6'
-  const traced = await missing({ traceparent: `00-${traceId}-00f067aa0ba902b7-01` })
-  expect([untraced.status, traced.status]).toEqual([404, 404])
+  const sampled = await missing({ traceparent: `00-${traceId}-00f067aa0ba902b7-01` })
+  expect([untraced.status, sampled.status]).toEqual([404, 404])
   const spans = await receiver.waitFor((all) => all.some((span) => span.name === 'notFoundHandler'))
   const request = spans.find((span) => span.traceId === traceId && span.kind === 2)
   const handler = spans.find((span) => span.name === 'notFoundHandler')
