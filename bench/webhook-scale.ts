@@ -284,14 +284,21 @@ export async function measureWebhookScale(store: Store, options: { quick: boolea
 
 /**
  * One scene alone, its service started with `service.nodeArgs` (`--cpu-prof --cpu-prof-dir=bench/profiles`, to
- * see where a delivery's time goes); its figures.
+ * see where a delivery's time goes); its figures (the throughput scene's with the bare sender's ceiling,
+ * measured after it).
  */
 async function measureScene(store: Store, scene: 'throughput' | 'fan-out', service: Service) {
   const receiver = await startReceiver()
   try {
     if (scene === 'fan-out') return await fanOutScene(store, receiver, 10, true, service)
-    const { sampleBody: _, ...figures } = await throughputScene(store, receiver, 5, service)
-    return figures
+    const { sampleBody, ...figures } = await throughputScene(store, receiver, 5, service)
+    const bare = await bareSend({
+      base: receiver.base,
+      paths: THREE_PATHS,
+      body: sampleBody,
+      pace: { count: Math.max(3_000, figures.expected) },
+    })
+    return { ...figures, ceilingPerSec: bare.perSec, drainOfCeiling: figures.drainPerSec / bare.perSec }
   } finally {
     await receiver.close()
   }

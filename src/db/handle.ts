@@ -10,6 +10,9 @@ export type ChangeToken = () => unknown
 /** A read compiled once, run with new arguments: `(...args) => rows`, synchronously where the driver can. */
 export type PreparedRead<Args extends unknown[], Row> = (...args: Args) => Row[] | Promise<Row[]>
 
+/** A statement compiled once, run in a write's transaction: `(trx, ...args) => rows` (its RETURNING's). */
+export type PreparedWrite<Args extends unknown[], Row> = (trx: Db, ...args: Args) => Row[] | Promise<Row[]>
+
 /**
  * Everything a repository needs from the database, built once in deps.ts. SQLite and PostgreSQL both
  * give one; repositories never know which.
@@ -31,6 +34,15 @@ export interface DbHandle {
     build: (db: Db, ...args: Args) => Compilable<Row>,
   ): PreparedRead<Args, Row>
   /**
+   * A statement of the write path compiled once in the same way, run in `write`'s transaction (`trx`)
+   * with its own arguments: on SQLite in place on the writing connection, synchronously (no query built,
+   * no promise: a loop of one-row statements costs SQLite a quarter of one statement of many rows); on
+   * PostgreSQL sent on `trx`, one round trip each (there one statement of many rows is the cheap form).
+   */
+  prepareWrite<Args extends unknown[], Row>(
+    build: (db: Db, ...args: Args) => Compilable<Row>,
+  ): PreparedWrite<Args, Row>
+  /**
    * Present when the database can tell cheaply that nothing changed: SQLite's `data_version`, read on the
    * connection that serves the reads, so this process's commits change it too; PostgreSQL's current
    * snapshot, one query shared by the requests of a turn of the event loop (postgres.ts). Caches may keep
@@ -48,7 +60,7 @@ export interface DbHandle {
 }
 
 /** A compiled query and, for each of its SQL parameters, the argument that fills it (-1: a constant). */
-export interface CompiledRead<Row> {
+export interface CompiledWithSlots<Row> {
   compiled: CompiledQuery<Row>
   slots: number[]
 }
@@ -57,10 +69,10 @@ export interface CompiledRead<Row> {
  * Compiles `build` once: marker objects stand in for the arguments and show where each one lands among
  * the SQL parameters. `build` must use each argument only as a value (its shape must not depend on them).
  */
-export function compileRead<Args extends unknown[], Row>(
+export function compileWithSlots<Args extends unknown[], Row>(
   db: Db,
   build: (db: Db, ...args: Args) => Compilable<Row>,
-): CompiledRead<Row> {
+): CompiledWithSlots<Row> {
   const markers = Array.from({ length: build.length - 1 }, (_, index) => ({ argument: index }))
   const compiled = build(db, ...(markers as unknown as Args)).compile()
   const slots = compiled.parameters.map((value) => markers.indexOf(value as { argument: number }))
@@ -68,7 +80,7 @@ export function compileRead<Args extends unknown[], Row>(
 }
 
 /** The SQL parameters of one call: each slot's argument, or the compiled constant. */
-export function parametersOf(read: CompiledRead<unknown>, args: readonly unknown[]): unknown[] {
-  const { compiled, slots } = read
+export function parametersOf(query: CompiledWithSlots<unknown>, args: readonly unknown[]): unknown[] {
+  const { compiled, slots } = query
   return slots.map((slot, index) => (slot === -1 ? compiled.parameters[index] : args[slot]))
 }

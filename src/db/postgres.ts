@@ -1,5 +1,6 @@
 import {
   type Compilable,
+  CompiledQuery,
   Kysely,
   PostgresDialect,
   type PostgresPool,
@@ -11,7 +12,7 @@ import type { DatabaseConfig } from '../config.js'
 import { tracingEnabled } from '../tracing/tracing.js'
 import type { Db } from './database.js'
 import { DatabaseTimeoutError, withDeadline } from './deadline.js'
-import { compileRead, type DbHandle, parametersOf } from './handle.js'
+import { compileWithSlots, type DbHandle, parametersOf } from './handle.js'
 import { querySpans, tracedRead } from './query-spans.js'
 import { createSnapshotToken, SNAPSHOT_SQL } from './snapshot-token.js'
 
@@ -91,10 +92,16 @@ export function openPostgres(
     db,
     changeToken,
     prepareRead<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
-      const compiled = compileRead(db, build)
+      const query = compileWithSlots(db, build)
       const name = `petstore_read_${++statements}`
-      const text = compiled.compiled.sql
-      return (...args: Args) => read<Row>({ name, text, values: parametersOf(compiled, args) })
+      const text = query.compiled.sql
+      return (...args: Args) => read<Row>({ name, text, values: parametersOf(query, args) })
+    },
+    prepareWrite<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
+      const query = compileWithSlots(db, build)
+      const { sql: text } = query.compiled
+      return async (trx: Db, ...args: Args) =>
+        (await trx.executeQuery(CompiledQuery.raw(text, parametersOf(query, args)))).rows as Row[]
     },
     write: (work) => db.transaction().execute(work),
     ping: async () => {

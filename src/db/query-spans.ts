@@ -9,7 +9,7 @@ export type DatabaseSystem = 'sqlite' | 'postgresql'
 /**
  * One span per SQL statement, when tracing is on: its text as compiled (every value is a parameter, so no
  * value is ever in it), named `SELECT pets` style. Kysely's statements are reported by its `log` hook once
- * they end (`querySpans`); the handle's prepared reads go through `tracedRead`/`tracedReadSync`. Only
+ * they end (`querySpans`); the handle's prepared statements go through `tracedRead` (PostgreSQL's reads) and `tracedSync` (SQLite's). Only
  * inside another span (a request's, the fan-out's): the dispatcher's polling makes no trace.
  */
 export function querySpans(system: DatabaseSystem): ((event: LogEvent) => void) | undefined {
@@ -27,9 +27,9 @@ export function tracedRead<T>(system: DatabaseSystem, sql: string, read: () => P
   return inSpan(nameOf(sql), attributesOf(system, sql), read, { kind: SpanKind.CLIENT })
 }
 
-export function tracedReadSync<T>(system: DatabaseSystem, sql: string, read: () => T): T {
-  if (!insideSpan()) return read()
-  return inSpanSync(nameOf(sql), attributesOf(system, sql), read)
+export function tracedSync<T>(system: DatabaseSystem, sql: string, run: () => T): T {
+  if (!insideSpan()) return run()
+  return inSpanSync(nameOf(sql), attributesOf(system, sql), run)
 }
 
 const OPERATION = /^\s*(\w+)/

@@ -149,3 +149,15 @@ test('a write waiting for another connection’s lock has run none of its work (
   expect(runs).toBe(1)
   await bounded.close()
 })
+
+test('a prepared write refuses to run outside write(): it would join whichever transaction is open', async () => {
+  const rename = handle.prepareWrite((db, name: string) =>
+    db.updateTable('pets').set({ name }).where('id', '=', 1),
+  )
+  expect(() => rename(handle.db, 'Outside')).toThrow('a prepared write runs inside write()')
+  await handle.write(async (trx) => {
+    await rename(trx, 'Inside')
+  })
+  const [pet] = await handle.db.selectFrom('pets').select('name').where('id', '=', 1).execute()
+  expect(pet?.name).toBe('Inside')
+})

@@ -15,8 +15,8 @@ import { createBoundedMap } from '../bounded-map.js'
 import { tracingEnabled } from '../tracing/tracing.js'
 import type { Db } from './database.js'
 import { retryWhileBusy } from './deadline.js'
-import { compileRead, type DbHandle, parametersOf } from './handle.js'
-import { querySpans, tracedReadSync } from './query-spans.js'
+import { type CompiledWithSlots, compileWithSlots, type DbHandle, parametersOf } from './handle.js'
+import { querySpans, tracedSync } from './query-spans.js'
 
 export interface SqliteOptions {
   /**
@@ -74,22 +74,23 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
       ping.get()
     },
     prepareRead<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
-      const read = compileRead(db, build)
-      let statement: SQLite.Statement<unknown[], unknown[]> | undefined
-      let columns: string[] = []
-      const run = (...args: Args): Row[] => {
-        if (!statement) {
-          // Prepared on first use: the schema exists by then (migrations run after the handle opens).
-          const prepared = reader.prepare<unknown[], unknown[]>(read.compiled.sql)
-          columns = prepared.columns().map((column) => column.name)
-          statement = prepared.raw(true)
-        }
-        // Rows come as arrays (better-sqlite3 builds them about a third faster than objects).
-        return statement.all(parametersOf(read, args)).map((values) => toRow<Row>(columns, values))
+      const query = compileWithSlots(db, build)
+      const run = preparedOn<Row>(reader, query)
+      if (!tracingEnabled()) return (...args: Args) => run(args)
+      const { sql } = query.compiled
+      return (...args: Args) => tracedSync('sqlite', sql, () => run(args))
+    },
+    prepareWrite<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
+      const query = compileWithSlots(db, build)
+      const run = preparedOn<Row>(writer, query)
+      const { sql } = query.compiled
+      const inTransaction = (args: Args) => {
+        // On the connection Kysely's transaction holds: outside one it would join whichever is open.
+        if (!writer.inTransaction) throw new Error('a prepared write runs inside write()')
+        return run(args)
       }
-      if (!tracingEnabled()) return run
-      const { sql } = read.compiled
-      return (...args: Args) => tracedReadSync('sqlite', sql, () => run(...args))
+      if (!tracingEnabled()) return (_trx: Db, ...args: Args) => inTransaction(args)
+      return (_trx: Db, ...args: Args) => tracedSync('sqlite', sql, () => inTransaction(args))
     },
     close: async () => {
       await db.destroy()
@@ -141,6 +142,34 @@ function createChangeToken(dataVersion: SQLite.Statement): () => unknown {
       queueMicrotask(expire)
     }
     return value
+  }
+}
+
+/**
+ * `query` on `connection`, prepared on first use (the schema exists by then: migrations run after the
+ * handle opens); its rows, or none for a statement that returns none.
+ */
+function preparedOn<Row>(
+  connection: SQLite.Database,
+  query: CompiledWithSlots<Row>,
+): (args: readonly unknown[]) => Row[] {
+  let statement: SQLite.Statement<unknown[], unknown[]> | undefined
+  let columns: string[] = []
+  return (args) => {
+    if (!statement) {
+      statement = connection.prepare<unknown[], unknown[]>(query.compiled.sql)
+      if (statement.reader) {
+        columns = statement.columns().map((column) => column.name)
+        // Rows come as arrays (better-sqlite3 builds them about a third faster than objects).
+        statement.raw(true)
+      }
+    }
+    const parameters = parametersOf(query, args)
+    if (!statement.reader) {
+      statement.run(parameters)
+      return []
+    }
+    return statement.all(parameters).map((values) => toRow<Row>(columns, values))
   }
 }
 

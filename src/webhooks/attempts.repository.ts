@@ -73,6 +73,37 @@ export function createAttemptsRepository(handle: DbHandle) {
       .offset(count)
       .limit(1),
   )
+  // SQLite's form of the step's writes: one compiled statement run per row (recordAll, schedule).
+  const recordOne = handle.prepareWrite(
+    (
+      db,
+      id: number,
+      owner: string,
+      status: 'succeeded' | 'failed',
+      at: number,
+      httpStatus: number | null,
+      error: string | null,
+      durationMs: number,
+    ) =>
+      db
+        .updateTable('webhook_attempts')
+        .set({ status, at, http_status: httpStatus, error, duration_ms: durationMs, lease_token: null })
+        .where('id', '=', id)
+        .where('lease_token', '=', owner)
+        .returning('id'),
+  )
+  const insertOne = handle.prepareWrite(
+    (db, eventSeq: number, endpointId: number, attempt: number, dueAt: number, redelivery: number) =>
+      db.insertInto('webhook_attempts').values({
+        event_seq: eventSeq,
+        endpoint_id: endpointId,
+        attempt,
+        status: 'pending',
+        due_at: dueAt,
+        at: dueAt,
+        redelivery,
+      }),
+  )
   const deliveriesOf = (db: Db, endpointId: number, beforeId: number) =>
     db
       .selectFrom('webhook_attempts')
@@ -129,17 +160,27 @@ export function createAttemptsRepository(handle: DbHandle) {
       ids.push(...rows.map((row) => row.id))
     }
     if (ids.length === 0) return []
+    const claimed = (await hold(trx, ids, owner)).map((row) => toClaimed(row, now))
+    // An attempt whose event was purged (30 days) cannot be made: it ends here instead of coming back.
+    const found = new Set(claimed.map((attempt) => attempt.id))
+    const gone = ids.filter((id) => !found.has(id))
+    await fail(trx, gone, 'the event is older than 30 days', now)
+    return claimed
+  }
+
+  /** Marks these pending attempts `owner`'s and reads them with their event and endpoint, oldest due first. */
+  async function hold(trx: Db, ids: readonly number[], owner: string): Promise<ClaimedRow[]> {
     await trx
       .updateTable('webhook_attempts')
       .set({ lease_token: owner })
-      .where('id', 'in', ids)
+      .where('id', 'in', [...ids])
       .where('status', '=', 'pending')
       .execute()
-    const claimed = await loadClaimed(trx, ids, now)
-    // An attempt whose event was purged (30 days) cannot be made: it ends here instead of coming back.
-    const gone = ids.filter((id) => !claimed.some((attempt) => attempt.id === id))
-    await fail(trx, gone, 'the event is older than 30 days', now)
-    return claimed
+    return claimedRows(trx)
+      .where('a.id', 'in', [...ids])
+      .orderBy('a.due_at')
+      .orderBy('a.id')
+      .execute()
   }
 
   /** Ends pending attempts as failed with `error`, made at `now` (never sent). */
@@ -203,7 +244,8 @@ export function createAttemptsRepository(handle: DbHandle) {
       return Number(row?.count ?? 0)
     },
     /**
-     * Writes what came of attempts `owner` still holds, in one statement per RECORD_CHUNK_ROWS; the ids
+     * Writes what came of attempts `owner` still holds (on SQLite one statement run per row, 4 times
+     * cheaper there than one UPDATE of many rows; on PostgreSQL one per RECORD_CHUNK_ROWS); the ids
      * written. One that was taken over (its endpoint's lease lapsed and another dispatcher took it) is
      * not among them, and nothing of it is written. One whose endpoint was disabled or deleted while it
      * was in flight is written as it ended.
@@ -214,6 +256,15 @@ export function createAttemptsRepository(handle: DbHandle) {
       ended: readonly { id: number; outcome: AttemptOutcome }[],
     ): Promise<Set<number>> {
       const recorded = new Set<number>()
+      if (handle.dialect === 'sqlite') {
+        for (const { id, outcome } of ended) {
+          const status = outcome.error === null ? 'succeeded' : 'failed'
+          const { startedAt, httpStatus, error, durationMs } = outcome
+          const written = await recordOne(trx, id, owner, status, startedAt, httpStatus, error, durationMs)
+          if (written.length > 0) recorded.add(id)
+        }
+        return recorded
+      }
       for (let start = 0; start < ended.length; start += RECORD_CHUNK_ROWS) {
         const rows = ended.slice(start, start + RECORD_CHUNK_ROWS).map(
           ({ id, outcome }) =>
@@ -231,8 +282,18 @@ export function createAttemptsRepository(handle: DbHandle) {
       }
       return recorded
     },
-    /** Attempts to make, pending from their `dueAt` (several statements of 1,000 rows at most). */
+    /**
+     * Attempts to make, pending from their `dueAt`: on SQLite one statement run per row, on PostgreSQL
+     * statements of 1,000 rows at most.
+     */
     async schedule(trx: Db, attempts: readonly NextAttempt[]): Promise<void> {
+      if (handle.dialect === 'sqlite') {
+        for (const next of attempts) {
+          const { eventSeq, endpointId, attempt, dueAt } = next
+          await insertOne(trx, eventSeq, endpointId, attempt, dueAt, next.redelivery ? 1 : 0)
+        }
+        return
+      }
       const rows = attempts.map((next) => ({
         event_seq: next.eventSeq,
         endpoint_id: next.endpointId,
@@ -249,6 +310,7 @@ export function createAttemptsRepository(handle: DbHandle) {
           .execute()
       }
     },
+
     /** Gives attempts back unmade (SIGTERM, a lane let go): pending as they were, for any dispatcher. */
     async release(trx: Db, ids: readonly number[], owner: string): Promise<void> {
       if (ids.length === 0) return
@@ -288,9 +350,9 @@ export function createAttemptsRepository(handle: DbHandle) {
   }
 }
 
-/** The chosen attempts with their event and their endpoint's URL and signing secrets. */
-async function loadClaimed(trx: Db, ids: number[], now: number): Promise<ClaimedAttempt[]> {
-  const rows = await trx
+/** Attempts with their event and their endpoint's URL and signing secrets (one row each). */
+function claimedRows(db: Db) {
+  return db
     .selectFrom('webhook_attempts as a')
     .innerJoin('events as v', 'v.seq', 'a.event_seq')
     .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
@@ -309,11 +371,11 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
       'v.object',
       'v.trace_parent',
     ])
-    .where('a.id', 'in', ids)
-    .orderBy('a.due_at')
-    .orderBy('a.id')
-    .execute()
-  return rows.map((row) => ({
+}
+type ClaimedRow = Awaited<ReturnType<ReturnType<typeof claimedRows>['execute']>>[number]
+
+function toClaimed(row: ClaimedRow, now: number): ClaimedAttempt {
+  return {
     id: row.id,
     attempt: row.attempt,
     redelivery: row.redelivery === 1,
@@ -330,5 +392,5 @@ async function loadClaimed(trx: Db, ids: number[], now: number): Promise<Claimed
       object: row.object,
       trace_parent: row.trace_parent,
     },
-  }))
+  }
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { createEventsRepository, type WaitingEvent } from '../events/events.repository.js'
 import { inSpan, linksTo } from '../tracing/tracing.js'
-import { createAttemptsRepository } from './attempts.repository.js'
+import { createAttemptsRepository, type NextAttempt } from './attempts.repository.js'
 import { createEndpointsRepository, type Taker } from './endpoints.repository.js'
 import { subscribes } from './schedule.js'
 
@@ -58,6 +58,7 @@ export function createFanOut(handle: DbHandle) {
     const takers = await endpoints.takersIn(trx, waiting[0]?.seq ?? 0, now)
     let budget = FAN_OUT_ROWS
     const done: number[] = []
+    const firsts: NextAttempt[] = []
     for (const event of waiting) {
       const all = takers.filter(
         (endpoint) =>
@@ -74,7 +75,7 @@ export function createFanOut(handle: DbHandle) {
         dueAt: now,
         redelivery: false,
       })
-      await attempts.schedule(trx, part.map(first))
+      firsts.push(...part.map(first))
       budget -= part.length
       if (part.length < all.length) {
         const last = part.at(-1)
@@ -84,6 +85,7 @@ export function createFanOut(handle: DbHandle) {
       done.push(event.seq)
       if (budget === 0) break
     }
+    await attempts.schedule(trx, firsts)
     await events.markFannedOut(trx, done)
     span?.setAttributes({
       'petstore.fan_out.attempts': FAN_OUT_ROWS - budget,

@@ -120,6 +120,31 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       expect(await token()).not.toBe(afterWrite)
     })
 
+    test('a prepared write runs in the write’s transaction, returns its RETURNING rows, and rolls back with it', async () => {
+      const rex = await pets.insertPet(db, { name: 'Rex', categoryId: 1 }, T0)
+      const rename = handle.prepareWrite((db, id: number, name: string) =>
+        db.updateTable('pets').set({ name, category_id: 1 }).where('id', '=', id).returning(['id', 'name']),
+      )
+      const touch = handle.prepareWrite((db, id: number) =>
+        db.updateTable('pets').set({ version: 7 }).where('id', '=', id),
+      )
+      const rows = await handle.write(async (trx) => {
+        expect(await touch(trx, rex.id)).toEqual([])
+        return [await rename(trx, rex.id, 'Max'), await rename(trx, rex.id + 1_000, 'Nobody')]
+      })
+      expect(rows.map((found) => found.map((row) => ({ ...row, id: Number(row.id) })))).toEqual([
+        [{ id: rex.id, name: 'Max' }],
+        [],
+      ])
+      expect(await pets.findPetById(rex.id)).toMatchObject({ pet: { name: 'Max' }, version: 7 })
+      const failed = handle.write(async (trx) => {
+        await rename(trx, rex.id, 'Undone')
+        throw new Error('rolled back')
+      })
+      await expect(failed).rejects.toThrow('rolled back')
+      expect((await pets.findPetById(rex.id))?.pet.name).toBe('Max')
+    })
+
     test('keyset pages are in ascending id order after the cursor, optionally by status', async () => {
       const statuses = ['available', 'pending', 'sold', undefined, 'available'] as const
       const ids: number[] = []
