@@ -15,7 +15,8 @@
  *   sender cost).
  * `--only throughput|fan-out` runs one scene and prints its figures; `--cpu-prof` profiles its service
  * into bench/profiles/ (read it with Chrome DevTools or speedscope); `--main DIR/main.js` runs another
- * build's service (a copy of `dist/` built at another commit, for pairs alternating with this one).
+ * build's service (a copy of `dist/` built at another commit, for pairs alternating with this one);
+ * `--postgres`, under scripts/with-services.sh, runs the scenes on PostgreSQL + Redis.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -27,7 +28,7 @@ import { cpuTicks, TICK_MICROSECONDS } from './cpu.js'
 import { api, createAtRate, lagsOf, type Receiver, startReceiver, subscribe } from './deliveries.js'
 import { createRequest, listRequest, withServer } from './harness.js'
 import { runLoad, startService } from './lib.js'
-import { type Store, sqliteStore } from './scale-stores.js'
+import { postgresStore, type Store, sqliteStore } from './scale-stores.js'
 import { steadyLoad } from './steady-load.js'
 
 const ENV = { PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1' }
@@ -99,7 +100,7 @@ async function throughputScene(store: Store, receiver: Receiver, seconds: number
     const drainCpuMs = ((cpuTicks([pid]) - ticksAtEnd) * TICK_MICROSECONDS) / 1000
     const { distinct, p50, p99, arrivals } = lagsOf(await receiver.deliveries(from))
     const during = arrivals.filter((d) => d.arrivedAt <= writesEnded).length
-    const last = Math.max(...arrivals.map((d) => d.arrivedAt))
+    const last = arrivals.reduce((latest, d) => Math.max(latest, d.arrivedAt), 0)
     const sample = await (await api(server, key, 'GET', '/events?limit=1')).text()
     return {
       creates,
@@ -172,7 +173,7 @@ async function isolationScene(
     await receiver.waitFor(from, created * 3)
     const mine = (await receiver.deliveries(from)).filter((d) => d.endpoint.startsWith(`/${tag}`))
     const { distinct, p99, arrivals } = lagsOf(mine)
-    const last = Math.max(...arrivals.map((d) => d.arrivedAt))
+    const last = arrivals.reduce((latest, d) => Math.max(latest, d.arrivedAt), 0)
     return { expected: created * 3, distinct, perSec: distinct / ((last - started) / 1000), lagP99Ms: p99 }
   })
 }
@@ -344,11 +345,14 @@ if (process.argv[1] === import.meta.filename) {
       only: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       main: { type: 'string', default: SERVICE.main },
+      postgres: { type: 'boolean', default: false },
     },
   })
   const dir = mkdtempSync(join(tmpdir(), 'petstore-scale-'))
   try {
-    const store = sqliteStore(dir)
+    const { TEST_POSTGRES_URL: adminUrl, TEST_REDIS_URL: redisUrl } = process.env
+    if (values.postgres && !(adminUrl && redisUrl)) throw new Error('--postgres runs under scripts/with-services.sh')
+    const store = values.postgres && adminUrl && redisUrl ? postgresStore(adminUrl, redisUrl) : sqliteStore(dir)
     const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : []
     if (values.only === 'throughput' || values.only === 'fan-out') {
       console.log(await measureScene(store, values.only, { main: values.main, nodeArgs }))
