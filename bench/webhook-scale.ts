@@ -351,8 +351,10 @@ if (process.argv[1] === import.meta.filename) {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-scale-'))
   try {
     const { TEST_POSTGRES_URL: adminUrl, TEST_REDIS_URL: redisUrl } = process.env
-    if (values.postgres && !(adminUrl && redisUrl)) throw new Error('--postgres runs under scripts/with-services.sh')
-    const store = values.postgres && adminUrl && redisUrl ? postgresStore(adminUrl, redisUrl) : sqliteStore(dir)
+    if (values.postgres && !(adminUrl && redisUrl))
+      throw new Error('--postgres runs under scripts/with-services.sh')
+    const store =
+      values.postgres && adminUrl && redisUrl ? postgresStore(adminUrl, redisUrl) : sqliteStore(dir)
     const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : []
     if (values.only === 'throughput' || values.only === 'fan-out') {
       console.log(await measureScene(store, values.only, { main: values.main, nodeArgs }))
