@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
+import { batchByTurn } from '../db/turn-batch.js'
 import { retiredSecrets } from './signature.js'
 
 /** Requests in flight to one endpoint at most, across every instance (CONTRACT §14). */
@@ -63,6 +64,7 @@ export function createAttemptsRepository(handle: DbHandle) {
       .where('lease_token', '=', owner)
       .where('status', '=', 'pending'),
   )
+  const ownedInTurn = handle.dialect === 'postgres' ? createOwnedInTurn(handle) : undefined
   const dueBeyond = handle.prepareRead((db, endpointId: number, now: number, count: number) =>
     db
       .selectFrom('webhook_attempts')
@@ -199,9 +201,11 @@ export function createAttemptsRepository(handle: DbHandle) {
     fail,
     /**
      * Whether the attempt is still pending and `owner`'s (read just before it starts): synchronous on
-     * SQLite, whose reads are.
+     * SQLite, whose reads are; on PostgreSQL one read for every attempt asked about in the same turn of
+     * the event loop, sent once the turn ends (each is still read after it was chosen to start).
      */
     isStillOwn(id: number, owner: string): boolean | Promise<boolean> {
+      if (ownedInTurn) return ownedInTurn(id, owner)
       const rows = stillOwn(id, owner)
       return Array.isArray(rows) ? rows.length > 0 : rows.then((found) => found.length > 0)
     },
@@ -347,6 +351,33 @@ export function createAttemptsRepository(handle: DbHandle) {
       const result = await trx.deleteFrom('webhook_attempts').where('id', 'in', old).executeTakeFirst()
       return Number(result.numDeletedRows)
     },
+  }
+}
+
+/**
+ * PostgreSQL's ownership reads: the attempts asked about in one turn of the event loop are read together,
+ * one round trip (`batchByTurn`), instead of one each before every attempt.
+ */
+function createOwnedInTurn(handle: DbHandle): (id: number, owner: string) => Promise<boolean> {
+  const ownedAmong = handle.prepareRead((db, ids: number[], owner: string) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select('id')
+      .where('id', '=', sql<number>`any(${ids}::bigint[])`)
+      .where('lease_token', '=', owner)
+      .where('status', '=', 'pending'),
+  )
+  const byOwner = new Map<string, (id: number) => Promise<true | undefined>>()
+  return async (id, owner) => {
+    let read = byOwner.get(owner)
+    if (!read) {
+      read = batchByTurn(async (ids: number[]) => {
+        const rows = await ownedAmong(ids, owner)
+        return new Map(rows.map((row) => [Number(row.id), true as const]))
+      })
+      byOwner.set(owner, read)
+    }
+    return (await read(id)) === true
   }
 }
 

@@ -7,6 +7,7 @@ import { createEventRecorder, publishAddressedEvent } from '../../src/events/eve
 import { createEventsRepository, PING } from '../../src/events/events.repository.js'
 import { createIdempotencyRepository } from '../../src/idempotency/idempotency.repository.js'
 import { createPetRepository, type PetRepository } from '../../src/pets/pets.repository.js'
+import { createAttemptsRepository } from '../../src/webhooks/attempts.repository.js'
 import { createEndpointsRepository } from '../../src/webhooks/endpoints.repository.js'
 
 /** A fresh, empty database of one adapter, and how to throw it away. */
@@ -143,6 +144,37 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       })
       await expect(failed).rejects.toThrow('rolled back')
       expect((await pets.findPetById(rex.id))?.pet.name).toBe('Max')
+    })
+
+    test('the ownership read answers each attempt asked in one turn: pending and held by that owner', async () => {
+      const row = (status: string, lease_token: string | null) => ({
+        event_seq: 1,
+        endpoint_id: 1,
+        attempt: 1,
+        status,
+        due_at: T0,
+        at: T0,
+        lease_token,
+      })
+      const rows = [
+        row('pending', 'a/1/x'),
+        row('pending', 'b/2/y'),
+        row('succeeded', 'a/1/x'),
+        row('pending', null),
+      ]
+      const ids = []
+      for (const values of rows) {
+        const { id } = await db
+          .insertInto('webhook_attempts')
+          .values(values)
+          .returning('id')
+          .executeTakeFirstOrThrow()
+        ids.push(Number(id))
+      }
+      const attempts = createAttemptsRepository(handle)
+      const asked = [...ids, Math.max(...ids) + 1].map((id) => attempts.isStillOwn(id, 'a/1/x'))
+      expect(await Promise.all(asked)).toEqual([true, false, false, false, false])
+      expect(await attempts.isStillOwn(ids[1] as number, 'b/2/y')).toBe(true)
     })
 
     test('keyset pages are in ascending id order after the cursor, optionally by status', async () => {
