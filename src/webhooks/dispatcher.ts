@@ -7,7 +7,8 @@ import { publishEvents } from '../events/events.publisher.js'
 import { createEventsRepository } from '../events/events.repository.js'
 import type { AddressRules } from './address.js'
 import { makeAttempt } from './attempt.js'
-import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
+import type { ClaimedAttempt } from './attempts.repository.js'
+import { createClaimsRepository } from './claims.repository.js'
 import type { Dispatcher, DispatcherObserver } from './dispatcher.port.js'
 import { createEndedAccounts } from './ended-accounts.js'
 import { createFanOut } from './fan-out.js'
@@ -76,7 +77,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const owner = ownerIdOf(randomUUID())
   const fanOut = createFanOut(handle)
   const events = createEventsRepository(handle)
-  const attempts = createAttemptsRepository(handle)
+  const claims = createClaimsRepository(handle)
   const leases = createLeasesRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
   const withoutEndedAccounts = createEndedAccounts(handle)
@@ -105,7 +106,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         agents,
         now: () => clock.now(),
       }),
-    isStillOwn: (claimed) => attempts.isStillOwn(claimed.id, owner),
+    isStillOwn: (claimed) => claims.isStillOwn(claimed.id, owner),
     now: () => clock.now(),
     mayStart: () => !stopping && surelyHeld(),
     started: (claimed: ClaimedAttempt) => {
@@ -170,7 +171,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const fan = claim && (await events.anyWaiting()) && (await fanOut.anyHungry(startedAt))
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
     const low = claim ? lanes.wants() : []
-    const takeable = await attempts.takeableAmong(
+    const takeable = await claims.takeableAmong(
       low.map((want) => want.endpointId),
       owner,
       startedAt,
@@ -209,7 +210,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       await leases.lockRows(trx, [...new Set(touched)])
       const settled = await settler.settleAll(trx, ended, owner, now)
       // Hung up on: pending again, for whichever instance holds the endpoint (this one, if it still does).
-      await attempts.release(
+      await claims.release(
         trx,
         work.hungUp.map((claimed) => claimed.id),
         owner,
@@ -222,7 +223,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const kept = wants.filter((want) => stillHeld.has(want.endpointId))
       const taken = await withoutEndedAccounts(
         trx,
-        await attempts.take(trx, { owner, wants: [...kept, ...fresh], now }),
+        await claims.take(trx, { owner, wants: [...kept, ...fresh], now }),
         now,
       )
       const withWork = new Set(taken.map((claimed) => claimed.endpoint.id))
@@ -289,7 +290,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         const back = [...queued, ...unfinished.map((entry) => entry.claimed)].map((claimed) => claimed.id)
         await handle.write(async (trx) => {
           await leases.release(trx, owner, ids)
-          await attempts.release(trx, back, owner)
+          await claims.release(trx, back, owner)
         })
       }
       await release().catch((error: unknown) =>

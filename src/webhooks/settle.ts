@@ -52,7 +52,7 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
       owner: string,
       now: number,
     ): Promise<Settled[]> {
-      const recorded = await attempts.recordAll(
+      const written = await attempts.writeOutcomes(
         trx,
         owner,
         ended.map(({ claimed, outcome }) => ({ id: claimed.id, outcome })),
@@ -60,7 +60,7 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
       const settled: Settled[] = []
       const succeeded = new Set<number>()
       for (const { claimed, outcome } of ended) {
-        if (!recorded.has(claimed.id)) settled.push('lost')
+        if (!written.has(claimed.id)) settled.push('lost')
         else if (outcome.error !== null) settled.push(await afterFailure(trx, claimed, outcome, now))
         else {
           succeeded.add(claimed.endpoint.id)

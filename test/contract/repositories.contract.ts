@@ -7,7 +7,7 @@ import { createEventRecorder, publishAddressedEvent } from '../../src/events/eve
 import { createEventsRepository, PING } from '../../src/events/events.repository.js'
 import { createIdempotencyRepository } from '../../src/idempotency/idempotency.repository.js'
 import { createPetRepository, type PetRepository } from '../../src/pets/pets.repository.js'
-import { createAttemptsRepository } from '../../src/webhooks/attempts.repository.js'
+import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { createEndpointsRepository } from '../../src/webhooks/endpoints.repository.js'
 
 /** A fresh, empty database of one adapter, and how to throw it away. */
@@ -171,10 +171,10 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
           .executeTakeFirstOrThrow()
         ids.push(Number(id))
       }
-      const attempts = createAttemptsRepository(handle)
-      const asked = [...ids, Math.max(...ids) + 1].map((id) => attempts.isStillOwn(id, 'a/1/x'))
+      const claims = createClaimsRepository(handle)
+      const asked = [...ids, Math.max(...ids) + 1].map((id) => claims.isStillOwn(id, 'a/1/x'))
       expect(await Promise.all(asked)).toEqual([true, false, false, false, false])
-      expect(await attempts.isStillOwn(ids[1] as number, 'b/2/y')).toBe(true)
+      expect(await claims.isStillOwn(ids[1] as number, 'b/2/y')).toBe(true)
     })
 
     test('keyset pages are in ascending id order after the cursor, optionally by status', async () => {

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest'
 import { createAttemptsRepository } from '../../src/webhooks/attempts.repository.js'
+import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { createWebhookRetention } from '../../src/webhooks/retention.js'
 import { build } from '../helpers.js'
 import { endpointRow } from './harness.js'
@@ -71,7 +72,9 @@ it('ends an attempt whose event was purged instead of claiming it again and agai
     .execute()
   const attempts = createAttemptsRepository(t.deps.database)
   const take = { owner: 'h/1/t', wants: [{ endpointId: endpoint.id, count: 10 }], now }
-  expect(await t.deps.database.write((trx) => attempts.take(trx, take))).toEqual([])
+  expect(
+    await t.deps.database.write((trx) => createClaimsRepository(t.deps.database).take(trx, take)),
+  ).toEqual([])
   expect(await db.selectFrom('webhook_attempts').select(['status', 'error']).execute()).toEqual([
     { status: 'failed', error: 'the event is older than 30 days' },
   ])

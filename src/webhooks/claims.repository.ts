@@ -1,0 +1,207 @@
+import { sql } from 'kysely'
+import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+import { batchByTurn } from '../db/turn-batch.js'
+import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
+import { retiredSecrets } from './signature.js'
+
+/** Endpoints per statement of a take (one limited sub-select each; SQLite allows 500 in a compound). */
+const TAKE_CHUNK_ENDPOINTS = 100
+
+export type ClaimsRepository = ReturnType<typeof createClaimsRepository>
+
+/**
+ * A dispatcher's hold on attempts (`lease_token` = its owner id), the other half of the
+ * `webhook_attempts` table's repository (attempts.repository.ts writes the rows, their outcomes and the
+ * delivery log): taking an endpoint's due attempts into its queue, reading before each whether it is
+ * still its own, and giving back those it will not make.
+ */
+export function createClaimsRepository(handle: DbHandle) {
+  const attempts = createAttemptsRepository(handle)
+  const stillOwn = handle.prepareRead((db, id: number, owner: string) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select('id')
+      .where('id', '=', id)
+      .where('lease_token', '=', owner)
+      .where('status', '=', 'pending'),
+  )
+  const ownedInTurn = handle.dialect === 'postgres' ? createOwnedInTurn(handle) : undefined
+  /**
+   * In a step's transaction, for endpoints whose lease `owner` holds: up to `count` due attempts of each,
+   * oldest first, that `owner` does not hold yet (a dead owner's are taken over), now held by `owner`.
+   */
+  async function take(
+    trx: Db,
+    options: { owner: string; wants: readonly { endpointId: number; count: number }[]; now: number },
+  ): Promise<ClaimedAttempt[]> {
+    const { owner, now } = options
+    const ids: number[] = []
+    for (let start = 0; start < options.wants.length; start += TAKE_CHUNK_ENDPOINTS) {
+      const parts = options.wants.slice(start, start + TAKE_CHUNK_ENDPOINTS).map(({ endpointId, count }) =>
+        trx
+          .selectFrom((db) =>
+            db
+              .selectFrom('webhook_attempts')
+              .select('id')
+              .where('endpoint_id', '=', endpointId)
+              .where('status', '=', 'pending')
+              .where('due_at', '<=', now)
+              .where((eb) => eb.or([eb('lease_token', 'is', null), eb('lease_token', '<>', owner)]))
+              .orderBy('due_at')
+              .orderBy('id')
+              .limit(count)
+              .as('due'),
+          )
+          .select('due.id'),
+      )
+      const [first, ...rest] = parts
+      if (!first) continue
+      const rows = await rest.reduce((query, part) => query.unionAll(part), first).execute()
+      ids.push(...rows.map((row) => row.id))
+    }
+    if (ids.length === 0) return []
+    const claimed = (await hold(trx, ids, owner)).map((row) => toClaimed(row, now))
+    // An attempt whose event was purged (30 days) cannot be made: it ends here instead of coming back.
+    const found = new Set(claimed.map((attempt) => attempt.id))
+    const gone = ids.filter((id) => !found.has(id))
+    await attempts.fail(trx, gone, 'the event is older than 30 days', now)
+    return claimed
+  }
+
+  /** Marks these pending attempts `owner`'s and reads them with their event and endpoint, oldest due first. */
+  async function hold(trx: Db, ids: readonly number[], owner: string): Promise<ClaimedRow[]> {
+    await trx
+      .updateTable('webhook_attempts')
+      .set({ lease_token: owner })
+      .where('id', 'in', [...ids])
+      .where('status', '=', 'pending')
+      .execute()
+    return claimedRows(trx)
+      .where('a.id', 'in', [...ids])
+      .orderBy('a.due_at')
+      .orderBy('a.id')
+      .execute()
+  }
+
+  return {
+    take,
+    /**
+     * Whether the attempt is still pending and `owner`'s (read just before it starts): synchronous on
+     * SQLite, whose reads are; on PostgreSQL one read for every attempt asked about in the same turn of
+     * the event loop, sent once the turn ends (each is still read after it was chosen to start).
+     */
+    isStillOwn(id: number, owner: string): boolean | Promise<boolean> {
+      if (ownedInTurn) return ownedInTurn(id, owner)
+      const rows = stillOwn(id, owner)
+      return Array.isArray(rows) ? rows.length > 0 : rows.then((found) => found.length > 0)
+    },
+    /**
+     * Which of these endpoints have a due attempt that `owner` does not hold yet, in id order (a read
+     * before a step, one statement: each endpoint's scan stops at its first such attempt).
+     */
+    async takeableAmong(endpointIds: readonly number[], owner: string, now: number): Promise<number[]> {
+      if (endpointIds.length === 0) return []
+      const rows = await handle.db
+        .selectFrom('webhook_endpoints as e')
+        .select('e.id')
+        .where('e.id', 'in', [...endpointIds])
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('webhook_attempts as a')
+              .select('a.id')
+              .whereRef('a.endpoint_id', '=', 'e.id')
+              .where('a.status', '=', 'pending')
+              .where('a.due_at', '<=', now)
+              .where((eb) => eb.or([eb('a.lease_token', 'is', null), eb('a.lease_token', '<>', owner)])),
+          ),
+        )
+        .orderBy('e.id')
+        .execute()
+      return rows.map((row) => row.id)
+    },
+    /** Gives attempts back unmade (SIGTERM, a lane let go): pending as they were, for any dispatcher. */
+    async release(trx: Db, ids: readonly number[], owner: string): Promise<void> {
+      if (ids.length === 0) return
+      await trx
+        .updateTable('webhook_attempts')
+        .set({ lease_token: null })
+        .where('id', 'in', [...ids])
+        .where('lease_token', '=', owner)
+        .where('status', '=', 'pending')
+        .execute()
+    },
+  }
+}
+
+/**
+ * PostgreSQL's ownership reads: the attempts asked about in one turn of the event loop are read together,
+ * one round trip (`batchByTurn`), instead of one each before every attempt.
+ */
+function createOwnedInTurn(handle: DbHandle): (id: number, owner: string) => Promise<boolean> {
+  const ownedAmong = handle.prepareRead((db, ids: number[], owner: string) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select('id')
+      .where('id', '=', sql<number>`any(${ids}::bigint[])`)
+      .where('lease_token', '=', owner)
+      .where('status', '=', 'pending'),
+  )
+  const byOwner = new Map<string, (id: number) => Promise<true | undefined>>()
+  return async (id, owner) => {
+    let read = byOwner.get(owner)
+    if (!read) {
+      read = batchByTurn(async (ids: number[]) => {
+        const rows = await ownedAmong(ids, owner)
+        return new Map(rows.map((row) => [Number(row.id), true as const]))
+      })
+      byOwner.set(owner, read)
+    }
+    return (await read(id)) === true
+  }
+}
+
+/** Attempts with their event and their endpoint's URL and signing secrets (one row each). */
+function claimedRows(db: Db) {
+  return db
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('events as v', 'v.seq', 'a.event_seq')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
+    .select([
+      'a.id',
+      'a.attempt',
+      'a.redelivery',
+      'e.id as endpoint_id',
+      'e.url',
+      'e.secret',
+      'e.retired_secrets',
+      'v.seq',
+      'v.type',
+      'v.created_at',
+      'v.resource_version',
+      'v.object',
+      'v.trace_parent',
+    ])
+}
+type ClaimedRow = Awaited<ReturnType<ReturnType<typeof claimedRows>['execute']>>[number]
+
+function toClaimed(row: ClaimedRow, now: number): ClaimedAttempt {
+  return {
+    id: row.id,
+    attempt: row.attempt,
+    redelivery: row.redelivery === 1,
+    endpoint: {
+      id: row.endpoint_id,
+      url: row.url,
+      secrets: [row.secret, ...retiredSecrets(row.retired_secrets, now).map((retired) => retired.secret)],
+    },
+    event: {
+      seq: row.seq,
+      type: row.type,
+      created_at: row.created_at,
+      resource_version: row.resource_version,
+      object: row.object,
+      trace_parent: row.trace_parent,
+    },
+  }
+}
