@@ -13,8 +13,9 @@
  *   same listPets load without endpoints; and a control (full runs only), without endpoints but beside
  *   the bare sender posting 1,000 a second to 1,000 paths of the same receiver (what the receiver and a
  *   sender cost).
- * `--only throughput|fan-out` runs one scene and prints its figures; `--cpu-prof` profiles its service
- * into bench/profiles/ (read it with Chrome DevTools or speedscope); `--main DIR/main.js` runs another
+ * `--only throughput|fan-out [--seconds S]` runs one scene (5 s of writes, 10 s of fan-out) and prints its
+ * figures; `--cpu-prof` profiles its service into bench/profiles/ (read it with Chrome DevTools or
+ * speedscope); `--main DIR/main.js` runs another
  * build's service (a copy of `dist/` built at another commit, for pairs alternating with this one);
  * `--postgres`, under scripts/with-services.sh, runs the scenes on PostgreSQL + Redis.
  */
@@ -288,11 +289,16 @@ export async function measureWebhookScale(store: Store, options: { quick: boolea
  * see where a delivery's time goes); its figures (the throughput scene's with the bare sender's ceiling,
  * measured after it).
  */
-async function measureScene(store: Store, scene: 'throughput' | 'fan-out', service: Service) {
+async function measureScene(
+  store: Store,
+  scene: 'throughput' | 'fan-out',
+  service: Service,
+  seconds: number,
+) {
   const receiver = await startReceiver()
   try {
-    if (scene === 'fan-out') return await fanOutScene(store, receiver, 10, true, service)
-    const { sampleBody, ...figures } = await throughputScene(store, receiver, 5, service)
+    if (scene === 'fan-out') return await fanOutScene(store, receiver, seconds, true, service)
+    const { sampleBody, ...figures } = await throughputScene(store, receiver, seconds, service)
     const bare = await bareSend({
       base: receiver.base,
       paths: THREE_PATHS,
@@ -346,6 +352,7 @@ if (process.argv[1] === import.meta.filename) {
       'cpu-prof': { type: 'boolean', default: false },
       main: { type: 'string', default: SERVICE.main },
       postgres: { type: 'boolean', default: false },
+      seconds: { type: 'string' },
     },
   })
   const dir = mkdtempSync(join(tmpdir(), 'petstore-scale-'))
@@ -357,7 +364,8 @@ if (process.argv[1] === import.meta.filename) {
       values.postgres && adminUrl && redisUrl ? postgresStore(adminUrl, redisUrl) : sqliteStore(dir)
     const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : []
     if (values.only === 'throughput' || values.only === 'fan-out') {
-      console.log(await measureScene(store, values.only, { main: values.main, nodeArgs }))
+      const seconds = Number(values.seconds ?? (values.only === 'fan-out' ? 10 : 5))
+      console.log(await measureScene(store, values.only, { main: values.main, nodeArgs }, seconds))
     } else {
       console.log(scaleMarkdown(await measureWebhookScale(store, { quick: values.quick })))
     }
