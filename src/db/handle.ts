@@ -10,8 +10,14 @@ export type ChangeToken = () => unknown
 /** A read compiled once, run with new arguments: `(...args) => rows`, synchronously where the driver can. */
 export type PreparedRead<Args extends unknown[], Row> = (...args: Args) => Row[] | Promise<Row[]>
 
-/** A statement compiled once, run in a write's transaction: `(trx, ...args) => rows` (its RETURNING's). */
-export type PreparedWrite<Args extends unknown[], Row> = (trx: Db, ...args: Args) => Row[] | Promise<Row[]>
+/**
+ * A statement compiled once, run in a write's transaction once per argument list: `(trx, runs) => rows of
+ * each run` (its RETURNING's; none without one).
+ */
+export type PreparedWrite<Args extends unknown[], Row> = (
+  trx: Db,
+  runs: readonly Args[],
+) => Row[][] | Promise<Row[][]>
 
 /**
  * Everything a repository needs from the database, built once in deps.ts. SQLite and PostgreSQL both
@@ -35,9 +41,10 @@ export interface DbHandle {
   ): PreparedRead<Args, Row>
   /**
    * A statement of the write path compiled once in the same way, run in `write`'s transaction (`trx`)
-   * with its own arguments: on SQLite in place on the writing connection, synchronously (no query built,
-   * no promise: a loop of one-row statements costs SQLite a quarter of one statement of many rows); on
-   * PostgreSQL sent on `trx`, one round trip each (there one statement of many rows is the cheap form).
+   * once for each argument list: on SQLite in place on the writing connection, synchronously (no query
+   * built, no promise: one-row statements run in a loop cost SQLite a quarter of one statement of many
+   * rows), traced as one span with the number of runs; on PostgreSQL sent on `trx`, one round trip each
+   * (there one statement of many rows is the cheap form).
    */
   prepareWrite<Args extends unknown[], Row>(
     build: (db: Db, ...args: Args) => Compilable<Row>,

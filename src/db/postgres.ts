@@ -100,8 +100,15 @@ export function openPostgres(
     prepareWrite<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
       const query = compileWithSlots(db, build)
       const { sql: text } = query.compiled
-      return async (trx: Db, ...args: Args) =>
-        (await trx.executeQuery(CompiledQuery.raw(text, parametersOf(query, args)))).rows as Row[]
+      return async (trx: Db, runs: readonly Args[]) => {
+        const rows: Row[][] = []
+        for (const args of runs) {
+          rows.push(
+            (await trx.executeQuery(CompiledQuery.raw(text, parametersOf(query, args)))).rows as Row[],
+          )
+        }
+        return rows
+      }
     },
     write: (work) => db.transaction().execute(work),
     ping: async () => {

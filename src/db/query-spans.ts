@@ -9,8 +9,9 @@ export type DatabaseSystem = 'sqlite' | 'postgresql'
 /**
  * One span per SQL statement, when tracing is on: its text as compiled (every value is a parameter, so no
  * value is ever in it), named `SELECT pets` style. Kysely's statements are reported by its `log` hook once
- * they end (`querySpans`); the handle's prepared statements go through `tracedRead` (PostgreSQL's reads) and `tracedSync` (SQLite's). Only
- * inside another span (a request's, the fan-out's): the dispatcher's polling makes no trace.
+ * they end (`querySpans`); the handle's prepared statements go through `tracedRead` (PostgreSQL's reads)
+ * and `tracedSync` (SQLite's; a prepared write run for many rows is one span, `db.operation.batch.size`).
+ * Only inside another span (a request's, the fan-out's): the dispatcher's polling makes no trace.
  */
 export function querySpans(system: DatabaseSystem): ((event: LogEvent) => void) | undefined {
   if (!tracingEnabled()) return undefined
@@ -27,9 +28,12 @@ export function tracedRead<T>(system: DatabaseSystem, sql: string, read: () => P
   return inSpan(nameOf(sql), attributesOf(system, sql), read, { kind: SpanKind.CLIENT })
 }
 
-export function tracedSync<T>(system: DatabaseSystem, sql: string, run: () => T): T {
+/** `runs`: how many times the statement runs in the span (`db.operation.batch.size` when more than one). */
+export function tracedSync<T>(system: DatabaseSystem, sql: string, run: () => T, runs = 1): T {
   if (!insideSpan()) return run()
-  return inSpanSync(nameOf(sql), attributesOf(system, sql), run)
+  const attributes = attributesOf(system, sql)
+  if (runs > 1) attributes['db.operation.batch.size'] = runs
+  return inSpanSync(nameOf(sql), attributes, run)
 }
 
 const OPERATION = /^\s*(\w+)/

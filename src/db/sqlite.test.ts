@@ -154,9 +154,9 @@ test('a prepared write refuses to run outside write(): it would join whichever t
   const rename = handle.prepareWrite((db, name: string) =>
     db.updateTable('pets').set({ name }).where('id', '=', 1),
   )
-  expect(() => rename(handle.db, 'Outside')).toThrow('a prepared write runs inside write()')
+  expect(() => rename(handle.db, [['Outside']])).toThrow('a prepared write runs inside write()')
   await handle.write(async (trx) => {
-    await rename(trx, 'Inside')
+    await rename(trx, [['Inside']])
   })
   const [pet] = await handle.db.selectFrom('pets').select('name').where('id', '=', 1).execute()
   expect(pet?.name).toBe('Inside')

@@ -83,14 +83,14 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
     prepareWrite<Args extends unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
       const query = compileWithSlots(db, build)
       const run = preparedOn<Row>(writer, query)
-      const { sql } = query.compiled
-      const inTransaction = (args: Args) => {
+      const runAll = (runs: readonly Args[]) => {
         // On the connection Kysely's transaction holds: outside one it would join whichever is open.
         if (!writer.inTransaction) throw new Error('a prepared write runs inside write()')
-        return run(args)
+        return runs.map(run)
       }
-      if (!tracingEnabled()) return (_trx: Db, ...args: Args) => inTransaction(args)
-      return (_trx: Db, ...args: Args) => tracedSync('sqlite', sql, () => inTransaction(args))
+      if (!tracingEnabled()) return (_trx: Db, runs: readonly Args[]) => runAll(runs)
+      const { sql } = query.compiled
+      return (_trx: Db, runs: readonly Args[]) => tracedSync('sqlite', sql, () => runAll(runs), runs.length)
     },
     close: async () => {
       await db.destroy()

@@ -47,6 +47,18 @@ export interface AttemptOutcome {
 
 export type AttemptsRepository = ReturnType<typeof createAttemptsRepository>
 
+/** SQLite's one-row statements' arguments: an outcome written, an attempt inserted. */
+type OutcomeRun = [
+  id: number,
+  owner: string,
+  status: 'succeeded' | 'failed',
+  at: number,
+  httpStatus: number | null,
+  error: string | null,
+  durationMs: number,
+]
+type AttemptRun = [eventSeq: number, endpointId: number, attempt: number, dueAt: number, redelivery: number]
+
 /**
  * The deliveries' queue. A dispatcher that holds an endpoint's lease (leases.repository.ts) takes that
  * endpoint's due attempts into its own queue (`lease_token` = its owner id: claims.repository.ts, the
@@ -158,12 +170,14 @@ export function createAttemptsRepository(handle: DbHandle) {
     ): Promise<Set<number>> {
       const kept = new Set<number>()
       if (handle.dialect === 'sqlite') {
-        for (const { id, outcome } of ended) {
+        const runs = ended.map(({ id, outcome }): OutcomeRun => {
           const status = outcome.error === null ? 'succeeded' : 'failed'
-          const { startedAt, httpStatus, error, durationMs } = outcome
-          const written = await writeOutcome(trx, id, owner, status, startedAt, httpStatus, error, durationMs)
-          if (written.length > 0) kept.add(id)
-        }
+          return [id, owner, status, outcome.startedAt, outcome.httpStatus, outcome.error, outcome.durationMs]
+        })
+        const written = await writeOutcome(trx, runs)
+        ended.forEach(({ id }, index) => {
+          if ((written[index]?.length ?? 0) > 0) kept.add(id)
+        })
         return kept
       }
       for (let start = 0; start < ended.length; start += RECORD_CHUNK_ROWS) {
@@ -189,10 +203,11 @@ export function createAttemptsRepository(handle: DbHandle) {
      */
     async schedule(trx: Db, attempts: readonly NextAttempt[]): Promise<void> {
       if (handle.dialect === 'sqlite') {
-        for (const next of attempts) {
+        const runs = attempts.map((next): AttemptRun => {
           const { eventSeq, endpointId, attempt, dueAt } = next
-          await insertOne(trx, eventSeq, endpointId, attempt, dueAt, next.redelivery ? 1 : 0)
-        }
+          return [eventSeq, endpointId, attempt, dueAt, next.redelivery ? 1 : 0]
+        })
+        await insertOne(trx, runs)
         return
       }
       const rows = attempts.map((next) => ({

@@ -121,7 +121,7 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       expect(await token()).not.toBe(afterWrite)
     })
 
-    test('a prepared write runs in the write’s transaction, returns its RETURNING rows, and rolls back with it', async () => {
+    test('a prepared write runs once per argument list in the write’s transaction, returns each run’s RETURNING rows, and rolls back with it', async () => {
       const rex = await pets.insertPet(db, { name: 'Rex', categoryId: 1 }, T0)
       const rename = handle.prepareWrite((db, id: number, name: string) =>
         db.updateTable('pets').set({ name, category_id: 1 }).where('id', '=', id).returning(['id', 'name']),
@@ -130,16 +130,22 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
         db.updateTable('pets').set({ version: 7 }).where('id', '=', id),
       )
       const rows = await handle.write(async (trx) => {
-        expect(await touch(trx, rex.id)).toEqual([])
-        return [await rename(trx, rex.id, 'Max'), await rename(trx, rex.id + 1_000, 'Nobody')]
+        expect(await touch(trx, [[rex.id]])).toEqual([[]])
+        return rename(trx, [
+          [rex.id, 'Renamed'],
+          [rex.id + 1_000, 'Nobody'],
+          [rex.id, 'Max'],
+        ])
       })
+      // One list of rows per run, in the order given (the last run's name stays).
       expect(rows.map((found) => found.map((row) => ({ ...row, id: Number(row.id) })))).toEqual([
-        [{ id: rex.id, name: 'Max' }],
+        [{ id: rex.id, name: 'Renamed' }],
         [],
+        [{ id: rex.id, name: 'Max' }],
       ])
       expect(await pets.findPetById(rex.id)).toMatchObject({ pet: { name: 'Max' }, version: 7 })
       const failed = handle.write(async (trx) => {
-        await rename(trx, rex.id, 'Undone')
+        await rename(trx, [[rex.id, 'Undone']])
         throw new Error('rolled back')
       })
       await expect(failed).rejects.toThrow('rolled back')

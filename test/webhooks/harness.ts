@@ -14,6 +14,8 @@ import { createTestStores } from '../helpers.js'
 
 /** One request a receiver got. */
 export interface Received {
+  /** The path posted to (with its query, if any). */
+  url: string
   headers: IncomingHttpHeaders
   body: string
   at: number
@@ -53,7 +55,13 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({ status
     request.on('end', () => {
       receiver.inFlight++
       const body = Buffer.concat(chunks).toString('utf8')
-      const got = { headers: request.headers, body, at: Date.now(), concurrent: receiver.inFlight }
+      const got = {
+        url: request.url ?? '',
+        headers: request.headers,
+        body,
+        at: Date.now(),
+        concurrent: receiver.inFlight,
+      }
       receiver.received.push(got)
       receiver.maxInFlight = Math.max(receiver.maxInFlight, receiver.inFlight)
       const id = String(request.headers['webhook-id'])
