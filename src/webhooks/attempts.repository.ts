@@ -47,18 +47,6 @@ export interface AttemptOutcome {
 
 export type AttemptsRepository = ReturnType<typeof createAttemptsRepository>
 
-/** SQLite's one-row statements' arguments: an outcome written, an attempt inserted. */
-type OutcomeRun = [
-  id: number,
-  owner: string,
-  status: 'succeeded' | 'failed',
-  at: number,
-  httpStatus: number | null,
-  error: string | null,
-  durationMs: number,
-]
-type AttemptRun = [eventSeq: number, endpointId: number, attempt: number, dueAt: number, redelivery: number]
-
 /**
  * The deliveries' queue. A dispatcher that holds an endpoint's lease (leases.repository.ts) takes that
  * endpoint's due attempts into its own queue (`lease_token` = its owner id: claims.repository.ts, the
@@ -107,6 +95,9 @@ export function createAttemptsRepository(handle: DbHandle) {
         redelivery,
       }),
   )
+  /** One run of each: an outcome written, an attempt inserted (their arguments, as the statements take them). */
+  type OutcomeRun = Parameters<typeof writeOutcome>[1][number]
+  type AttemptRun = Parameters<typeof insertOne>[1][number]
   const deliveriesOf = (db: Db, endpointId: number, beforeId: number) =>
     db
       .selectFrom('webhook_attempts')
