@@ -1,11 +1,11 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
-import type { DbHandle } from '../db/handle.js'
+import type { DbHandle, PreparedWrite } from '../db/handle.js'
 import { batchByTurn } from '../db/turn-batch.js'
 import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
 import { retiredSecrets } from './signature.js'
 
-/** Endpoints per statement of a take (one limited sub-select each; SQLite allows 500 in a compound). */
+/** Endpoints per statement of a take on PostgreSQL (one limited sub-select each, one round trip). */
 const TAKE_CHUNK_ENDPOINTS = 100
 
 export type ClaimsRepository = ReturnType<typeof createClaimsRepository>
@@ -27,39 +27,17 @@ export function createClaimsRepository(handle: DbHandle) {
       .where('status', '=', 'pending'),
   )
   const ownedInTurn = handle.dialect === 'postgres' ? createOwnedInTurn(handle) : undefined
+  const due = handle.dialect === 'sqlite' ? dueEach(handle.prepareWrite(dueOf)) : dueInChunks
   /**
    * In a step's transaction, for endpoints whose lease `owner` holds: up to `count` due attempts of each,
    * oldest first, that `owner` does not hold yet (a dead owner's are taken over), now held by `owner`.
    */
   async function take(
     trx: Db,
-    options: { owner: string; wants: readonly { endpointId: number; count: number }[]; now: number },
+    options: { owner: string; wants: readonly Want[]; now: number },
   ): Promise<ClaimedAttempt[]> {
-    const { owner, now } = options
-    const ids: number[] = []
-    for (let start = 0; start < options.wants.length; start += TAKE_CHUNK_ENDPOINTS) {
-      const parts = options.wants.slice(start, start + TAKE_CHUNK_ENDPOINTS).map(({ endpointId, count }) =>
-        trx
-          .selectFrom((db) =>
-            db
-              .selectFrom('webhook_attempts')
-              .select('id')
-              .where('endpoint_id', '=', endpointId)
-              .where('status', '=', 'pending')
-              .where('due_at', '<=', now)
-              .where((eb) => eb.or([eb('lease_token', 'is', null), eb('lease_token', '<>', owner)]))
-              .orderBy('due_at')
-              .orderBy('id')
-              .limit(count)
-              .as('due'),
-          )
-          .select('due.id'),
-      )
-      const [first, ...rest] = parts
-      if (!first) continue
-      const rows = await rest.reduce((query, part) => query.unionAll(part), first).execute()
-      ids.push(...rows.map((row) => row.id))
-    }
+    const { owner, now, wants } = options
+    const ids = wants.length === 0 ? [] : await due(trx, wants, owner, now)
     if (ids.length === 0) return []
     const claimed = (await hold(trx, ids, owner)).map((row) => toClaimed(row, now))
     // An attempt whose event was purged (30 days) cannot be made: it ends here instead of coming back.
@@ -159,6 +137,54 @@ function createOwnedInTurn(handle: DbHandle): (id: number, owner: string) => Pro
     }
     return (await read(id)) === true
   }
+}
+
+/** What a lane wants: up to `count` more of the endpoint's due attempts. */
+type Want = { endpointId: number; count: number }
+
+/** Up to `count` due attempts of one endpoint, oldest first, that `owner` does not hold yet (a dead owner's are taken over). */
+function dueOf(db: Db, endpointId: number, now: number, owner: string, count: number) {
+  return db
+    .selectFrom('webhook_attempts')
+    .select('id')
+    .where('endpoint_id', '=', endpointId)
+    .where('status', '=', 'pending')
+    .where('due_at', '<=', now)
+    .where((eb) => eb.or([eb('lease_token', 'is', null), eb('lease_token', '<>', owner)]))
+    .orderBy('due_at')
+    .orderBy('id')
+    .limit(count)
+}
+
+/** The ids of the attempts `dueOf` finds for each endpoint, in the order of `wants`. */
+type Due = (trx: Db, wants: readonly Want[], owner: string, now: number) => Promise<number[]>
+
+/** SQLite: `dueOf` compiled once and run for each endpoint (no statement of many parts built each step). */
+function dueEach(statement: PreparedWrite<[number, number, string, number], { id: number }>): Due {
+  return async (trx, wants, owner, now) => {
+    const found = await statement(
+      trx,
+      wants.map(({ endpointId, count }) => [endpointId, now, owner, count]),
+    )
+    return found.flatMap((rows) => rows.map((row) => row.id))
+  }
+}
+
+/** PostgreSQL: `dueOf` for up to TAKE_CHUNK_ENDPOINTS endpoints in one statement (UNION ALL). */
+const dueInChunks: Due = async (trx, wants, owner, now) => {
+  const ids: number[] = []
+  for (let start = 0; start < wants.length; start += TAKE_CHUNK_ENDPOINTS) {
+    const parts = wants
+      .slice(start, start + TAKE_CHUNK_ENDPOINTS)
+      .map(({ endpointId, count }) =>
+        trx.selectFrom(dueOf(trx, endpointId, now, owner, count).as('due')).select('due.id'),
+      )
+    const [first, ...rest] = parts
+    if (!first) continue
+    const rows = await rest.reduce((query, part) => query.unionAll(part), first).execute()
+    ids.push(...rows.map((row) => row.id))
+  }
+  return ids
 }
 
 /** Attempts with their event and their endpoint's URL and signing secrets (one row each). */
