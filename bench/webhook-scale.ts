@@ -13,8 +13,8 @@
  *   same listPets load without endpoints; and a control (full runs only), without endpoints but beside
  *   the bare sender posting 1,000 a second to 1,000 paths of the same receiver (what the receiver and a
  *   sender cost).
- * `--only throughput|fan-out [--seconds S]` runs one scene (5 s of writes, 10 s of fan-out) and prints its
- * figures; `--cpu-prof` profiles its service into bench/profiles/ (read it with Chrome DevTools or
+ * `--only throughput|fan-out [--seconds S]` runs one scene (5 s of writes; 10 s of fan-out, then the same
+ * without endpoints, with the listPets ratio and the service's CPU per delivery) and prints its figures; `--cpu-prof` profiles its service into bench/profiles/ (read it with Chrome DevTools or
  * speedscope); `--main DIR/main.js` runs another
  * build's service (a copy of `dist/` built at another commit, for pairs alternating with this one);
  * `--postgres`, under scripts/with-services.sh, runs the scenes on PostgreSQL + Redis.
@@ -71,6 +71,8 @@ export interface ScaleFigures {
   isolation: { alone: IsolationRun; beside: IsolationRun }
   fanOut: FanOutRun
   listPetsP99Alone: number
+  /** The service's CPU in the run without endpoints (ms). */
+  quietCpuMs: number
   /** The same listPets load with no endpoint, beside the bare sender posting 1,000 a second. */
   listPetsP99BesideBareSender?: number
 }
@@ -188,6 +190,8 @@ interface FanOutRun {
   listPetsFailures: number
   /** Dispatcher steps that failed (a transaction past the database deadline among them). */
   failedSteps: number
+  /** The service's CPU (every thread) while the pets were made and listPets ran beside, in ms. */
+  cpuMs: number
 }
 
 async function fanOutScene(
@@ -223,11 +227,14 @@ async function fanOutScene(
       // The control: with no endpoint, the receiver's and a sender's work as the fan-out would bring them.
       const paths = Array.from({ length: 1_000 }, (_, i) => `/g${i}`)
       const pace = { perSec: 1_000, seconds }
+      const pid = server.child.pid ?? 0
+      const ticksBefore = cpuTicks([pid])
       const [load, created] = await Promise.all([
         steadyLoad({ ...listing, seconds }),
         createAtRate(server, keys[0] as string, seconds, 1000),
         bareBody && inProcess({ base: receiver.base, paths, body: bareBody, pace }),
       ])
+      const cpuMicros = (cpuTicks([pid]) - ticksBefore) * TICK_MICROSECONDS
       const expected = endpoints ? created * keys.length * 10 : 0
       await receiver.waitFor(from, expected)
       const { distinct, p99 } = lagsOf(await receiver.deliveries(from))
@@ -242,6 +249,7 @@ async function fanOutScene(
         listPetsP99Ms: load.p99Ms,
         listPetsFailures: load.failures,
         failedSteps,
+        cpuMs: cpuMicros / 1000,
       }
     },
   )
@@ -277,6 +285,7 @@ export async function measureWebhookScale(store: Store, options: { quick: boolea
       isolation: { alone, beside },
       fanOut,
       listPetsP99Alone: quiet.listPetsP99Ms,
+      quietCpuMs: quiet.cpuMs,
       ...(control && { listPetsP99BesideBareSender: control.listPetsP99Ms }),
     }
   } finally {
@@ -297,7 +306,13 @@ async function measureScene(
 ) {
   const receiver = await startReceiver()
   try {
-    if (scene === 'fan-out') return await fanOutScene(store, receiver, seconds, true, service)
+    if (scene === 'fan-out') {
+      const fanOut = await fanOutScene(store, receiver, seconds, true, service)
+      const quiet = await fanOutScene(store, receiver, seconds, false, service)
+      const listPetsP99Ratio = fanOut.listPetsP99Ms / quiet.listPetsP99Ms
+      const cpuMicrosPerDelivery = (1000 * (fanOut.cpuMs - quiet.cpuMs)) / Math.max(1, fanOut.expected)
+      return { fanOut, quiet, listPetsP99Ratio, cpuMicrosPerDelivery }
+    }
     const { sampleBody, ...figures } = await throughputScene(store, receiver, seconds, service)
     const bare = await bareSend({
       base: receiver.base,
@@ -333,7 +348,7 @@ export function scaleMarkdown(f: ScaleFigures): string {
       : []),
     `| isolation: account B alone (3 endpoints, 100 pets/s) | ${n(alone.distinct)} of ${n(alone.expected)}; ${n(alone.perSec)}/s; lag p99 ${n(alone.lagP99Ms)} ms | |`,
     `| isolation: B beside A's 10 hung endpoints | ${n(beside.distinct)} of ${n(beside.expected)}; ${n(beside.perSec)}/s (**${ratio(beside.perSec, alone.perSec)}×** alone); lag p99 ${n(beside.lagP99Ms)} ms | ≥ 0.8×, p99 ≤ 2,000 ms |`,
-    `| fan-out: 100 accounts × 10 endpoints, 1 pet/s | ${n(f.fanOut.distinct)} of ${n(f.fanOut.expected)}; lag p99 ${n(f.fanOut.lagP99Ms)} ms; failed dispatcher steps ${f.fanOut.failedSteps} | all, p99 ≤ 5,000 ms, 0 |`,
+    `| fan-out: 100 accounts × 10 endpoints, 1 pet/s | ${n(f.fanOut.distinct)} of ${n(f.fanOut.expected)}; lag p99 ${n(f.fanOut.lagP99Ms)} ms; failed dispatcher steps ${f.fanOut.failedSteps}; service CPU ${n(f.fanOut.cpuMs)} ms (${n(f.quietCpuMs)} without endpoints) | all, p99 ≤ 5,000 ms, 0 |`,
     `| listPets p99 at a steady ${LIST_RATE}/s beside the fan-out ÷ without endpoints | ${ms(f.fanOut.listPetsP99Ms)} ms ÷ ${ms(f.listPetsP99Alone)} ms = **${ratio(f.fanOut.listPetsP99Ms, f.listPetsP99Alone)}**${f.fanOut.listPetsFailures > 0 ? ` (${f.fanOut.listPetsFailures} not answered 200)` : ''} | ≤ 1.2 |`,
     ...(f.listPetsP99BesideBareSender === undefined
       ? []
