@@ -5,16 +5,7 @@ import { EVENT_ID_DIGITS } from '../events/events.repository.js'
 import { TOP_ACCOUNTS } from '../http/metrics.js'
 import { MAX_URL_LENGTH } from './address.js'
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
-import {
-  BUSY_MS,
-  ENDPOINTS_PER_STEP,
-  LEASE_MS,
-  LINGER_MS,
-  MAX_IN_FLIGHT,
-  MAX_LANES,
-  POLL_MS,
-  RENEW_MS,
-} from './dispatcher.js'
+import { BUSY_MS, MAX_IN_FLIGHT, POLL_MS } from './dispatcher.js'
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import { RETENTION_MS } from './event-log.js'
 import { FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS } from './fan-out.js'
@@ -38,6 +29,7 @@ import {
 } from './schedule.js'
 import { EXCERPT_BYTES } from './send.js'
 import { MAX_RETIRED_SECRETS } from './signature.js'
+import { ENDPOINTS_PER_STEP, LEASE_MS, LINGER_MS, MAX_LANES, RENEW_MS } from './step.js'
 import { TEST_EVENTS_PER_MINUTE } from './test-events.js'
 import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from './webhooks.schemas.js'
 

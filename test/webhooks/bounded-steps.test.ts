@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest'
 import type { DbHandle } from '../../src/db/handle.js'
-import { createDispatcher, ENDPOINTS_PER_STEP } from '../../src/webhooks/dispatcher.js'
+import { createDispatcher } from '../../src/webhooks/dispatcher.js'
+import { ENDPOINTS_PER_STEP } from '../../src/webhooks/step.js'
 import { build } from '../helpers.js'
 import { endpointRow, insertEndpointRows, loopbackResolve, startReceiver } from './harness.js'
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { LEASE_MS } from '../../src/webhooks/dispatcher.js'
+import { LEASE_MS } from '../../src/webhooks/step.js'
 import { burstThenKill, storedPets } from '../crash-scenario.js'
 import { createTestStores, onServices, operatorConnection, type TestStores } from '../helpers.js'
 import {

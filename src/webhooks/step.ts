@@ -1,0 +1,174 @@
+/**
+ * One step of a webhook dispatcher (dispatcher.ts runs them): a plan from cheap reads, then one
+ * transaction that renews the leases, writes down what ended, fans committed events out, leases
+ * endpoints and refills the lanes' queues, then the lanes as it left them. Every step is bounded
+ * (ENDPOINTS_PER_STEP), whatever the number of endpoints.
+ */
+import type { Clock } from '../clock.js'
+import { databaseNow } from '../db/database-clock.js'
+import type { DbHandle } from '../db/handle.js'
+import { publishEvents } from '../events/events.publisher.js'
+import { createEventsRepository } from '../events/events.repository.js'
+import type { ClaimsRepository } from './claims.repository.js'
+import type { DispatcherObserver } from './dispatcher.port.js'
+import { createEndedAccounts } from './ended-accounts.js'
+import { createFanOut } from './fan-out.js'
+import { inTurn, wantFor } from './lane.js'
+import type { Lanes } from './lanes.js'
+import type { LeasesRepository } from './leases.repository.js'
+import { createSettler } from './settle.js'
+
+/** An endpoint lease lasts this long (database time) unless renewed. */
+export const LEASE_MS = 5_000
+/**
+ * Leases are renewed this often; an instance that could not renew for LEASE_MS - RENEW_MS starts nothing
+ * and hangs up on its requests in flight (dispatcher.ts looks every FENCE_CHECK_MS), a second before
+ * another instance may take its endpoints over.
+ */
+export const RENEW_MS = 1_000
+/** Endpoints one instance sends to at once. */
+export const MAX_LANES = 1_024
+/** A lane with nothing to send is let go after this long (so that another instance may take it). */
+export const LINGER_MS = 1_000
+/**
+ * Endpoints a step leases, and endpoints whose queues it refills, at most: a step's transaction is
+ * bounded whatever the number of endpoints (on SQLite it holds the write lock and the thread it runs on).
+ * A step that left more to lease or refill is followed at once, so 1,000 lanes are served over a few
+ * steps, in turn, without waiting BUSY_MS between them.
+ */
+export const ENDPOINTS_PER_STEP = 100
+
+export interface StepDeps {
+  handle: DbHandle
+  clock: Clock
+  /** The dispatcher's owner id (its leases and the attempts it holds). */
+  owner: string
+  lanes: Lanes
+  claims: ClaimsRepository
+  leases: LeasesRepository
+  retryScale: number
+  observe?: DispatcherObserver | undefined
+}
+
+export interface StepResult {
+  busy: boolean
+  more: boolean
+}
+
+export function createStep(deps: StepDeps) {
+  const { handle, clock, owner, lanes, claims, leases } = deps
+  const fanOut = createFanOut(handle)
+  const events = createEventsRepository(handle)
+  const settler = createSettler(handle, { retryScale: deps.retryScale })
+  const withoutEndedAccounts = createEndedAccounts(handle)
+  /** Local time of the start of the last step that renewed every lease (or leased them). */
+  let renewedAt = 0
+  /** The last endpoint a step refilled: the next one starts after it, so every lane gets its turn. */
+  let refilledUpTo = 0
+
+  /**
+   * What a step has to do, from cheap reads (each a hint: the transaction judges on the database's
+   * clock); undefined when nothing.
+   */
+  async function plan(claim: boolean) {
+    const startedAt = clock.now()
+    const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
+    // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once).
+    if (claim && (await events.anyUnpublished())) await handle.write((trx) => publishEvents(handle, trx))
+    const fan = claim && (await events.anyWaiting()) && (await fanOut.anyHungry(startedAt))
+    const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
+    const low = claim ? lanes.wants() : []
+    const takeable = await claims.takeableAmong(
+      low.map((want) => want.endpointId),
+      owner,
+      startedAt,
+    )
+    const turn = new Set(inTurn(takeable, refilledUpTo, ENDPOINTS_PER_STEP))
+    refilledUpTo = [...turn].at(-1) ?? refilledUpTo
+    const wants = low.filter((want) => turn.has(want.endpointId))
+    // A lane with attempts to take is not let go, even when its turn to refill is a later step's.
+    const toTake = new Set(takeable)
+    const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !toTake.has(id))
+    // Taken after every read that may fail: what ended is never dropped with a failed plan.
+    const ended = lanes.takeEnded()
+    const hungUp = lanes.takeHungUp()
+    const more = takeable.length > turn.size
+    const work = { ended, hungUp, startedAt, renew, fan, acquire, idle, wants, more }
+    const due = wants.length > 0 || hungUp.length > 0
+    return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
+  }
+  type Plan = NonNullable<Awaited<ReturnType<typeof plan>>>
+
+  /**
+   * One transaction: leases renewed, what ended written down, then events fanned out, endpoints leased
+   * and the lanes' queues refilled; idle lanes let go.
+   */
+  function write(work: Plan) {
+    const { ended, wants, idle } = work
+    return handle.write(async (trx) => {
+      const now = await databaseNow(handle, trx, clock)
+      // Endpoint rows before their attempts, the order a disabling PATCH or a DELETE takes them in.
+      const held = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()
+      const touched = [
+        ...wants.map((want) => want.endpointId),
+        ...ended.map((end) => end.claimed.endpoint.id),
+        ...work.hungUp.map((claimed) => claimed.endpoint.id),
+      ]
+      await leases.lockRows(trx, [...new Set(touched)])
+      const settled = await settler.settleAll(trx, ended, owner, now)
+      // Hung up on: pending again, for whichever instance holds the endpoint (this one, if it still does).
+      await claims.release(
+        trx,
+        work.hungUp.map((claimed) => claimed.id),
+        owner,
+      )
+      if (work.fan) await fanOut.fanOut(trx, now)
+      const limit = Math.min(MAX_LANES - lanes.size, ENDPOINTS_PER_STEP)
+      const acquired = work.acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
+      const fresh = acquired.map((endpoint) => ({ endpointId: endpoint.id, count: wantFor(0) }))
+      const stillHeld = new Set(held)
+      const kept = wants.filter((want) => stillHeld.has(want.endpointId))
+      const taken = await withoutEndedAccounts(
+        trx,
+        await claims.take(trx, { owner, wants: [...kept, ...fresh], now }),
+        now,
+      )
+      const withWork = new Set(taken.map((claimed) => claimed.endpoint.id))
+      const letGo = idle.filter((id) => stillHeld.has(id) && !withWork.has(id))
+      await leases.release(trx, owner, letGo)
+      return { held, settled, acquired, taken, letGo }
+    })
+  }
+
+  /**
+   * One step: its plan, its transaction, then the lanes as it left them. `busy` when it did anything;
+   * `more` when its bounds (ENDPOINTS_PER_STEP) left endpoints to lease or lanes to refill.
+   */
+  async function step(claim: boolean): Promise<StepResult> {
+    const work = await plan(claim)
+    if (!work) return { busy: false, more: false }
+    // Not written (a deadline, a lost connection): what ended is written by the next step instead, so
+    // no attempt stays held by this dispatcher with nothing to end it.
+    const result = await write(work).catch((error: unknown) => {
+      lanes.giveBackEnded(work.ended)
+      lanes.putBackHungUp(work.hungUp)
+      throw error
+    })
+    if (work.renew || work.acquire) renewedAt = work.startedAt
+    for (const outcome of result.settled) deps.observe?.settled(outcome)
+    const held = new Set(result.held)
+    lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
+    lanes.add(result.acquired, work.startedAt)
+    lanes.enqueue(result.taken)
+    const more = work.more || result.acquired.length === ENDPOINTS_PER_STEP
+    // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).
+    const busy = work.ended.length > 0 || work.fan || result.taken.length > 0 || result.acquired.length > 0
+    return { busy, more }
+  }
+
+  return {
+    step,
+    /** Whether the leases are surely still this instance's (renewed less than LEASE_MS - RENEW_MS ago). */
+    surelyHeld: () => clock.now() - renewedAt < LEASE_MS - RENEW_MS,
+  }
+}
