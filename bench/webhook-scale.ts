@@ -14,9 +14,10 @@
  *   the bare sender posting 1,000 a second to 1,000 paths of the same receiver (what the receiver and a
  *   sender cost).
  * `--only throughput|fan-out [--seconds S]` runs one scene (5 s of writes; 10 s of fan-out, then the same
- * without endpoints, with the listPets ratio and the service's CPU per delivery) and prints its figures; `--cpu-prof` profiles its service into bench/profiles/ (read it with Chrome DevTools or
- * speedscope); `--main DIR/main.js` runs another
- * build's service (a copy of `dist/` built at another commit, for pairs alternating with this one);
+ * without endpoints, with the listPets ratio and the service's CPU per delivery) and prints its figures;
+ * `--cpu-prof` profiles its service into bench/profiles/ (read it with Chrome DevTools or speedscope);
+ * `--main DIR/main.js` runs another build's service (a copy of `dist/` built at another commit, for pairs
+ * alternating with this one);
  * `--postgres`, under scripts/with-services.sh, runs the scenes on PostgreSQL + Redis.
  */
 

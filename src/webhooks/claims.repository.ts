@@ -142,7 +142,10 @@ function createOwnedInTurn(handle: DbHandle): (id: number, owner: string) => Pro
 /** What a lane wants: up to `count` more of the endpoint's due attempts. */
 type Want = { endpointId: number; count: number }
 
-/** Up to `count` due attempts of one endpoint, oldest first, that `owner` does not hold yet (a dead owner's are taken over). */
+/**
+ * Up to `count` due attempts of one endpoint, oldest first, that `owner` does not hold yet (a dead owner's
+ * are taken over).
+ */
 function dueOf(db: Db, endpointId: number, now: number, owner: string, count: number) {
   return db
     .selectFrom('webhook_attempts')
