@@ -4,7 +4,6 @@ import type { DbHandle } from '../db/handle.js'
 
 /** Requests in flight to one endpoint at most, across every instance (CONTRACT §14). */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 4
-/** Endpoints per statement of a take (one limited sub-select each; SQLite allows 500 in a compound). */
 /** Outcomes per UPDATE: 6 parameters each. */
 const RECORD_CHUNK_ROWS = 500
 /** Rows per INSERT of attempts: 7 parameters each. */

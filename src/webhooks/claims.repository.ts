@@ -18,15 +18,7 @@ export type ClaimsRepository = ReturnType<typeof createClaimsRepository>
  */
 export function createClaimsRepository(handle: DbHandle) {
   const attempts = createAttemptsRepository(handle)
-  const stillOwn = handle.prepareRead((db, id: number, owner: string) =>
-    db
-      .selectFrom('webhook_attempts')
-      .select('id')
-      .where('id', '=', id)
-      .where('lease_token', '=', owner)
-      .where('status', '=', 'pending'),
-  )
-  const ownedInTurn = handle.dialect === 'postgres' ? createOwnedInTurn(handle) : undefined
+  const owned = handle.dialect === 'postgres' ? createOwnedInTurn(handle) : createOwnedInPlace(handle)
   const due = handle.dialect === 'sqlite' ? dueEach(handle.prepareWrite(dueOf)) : dueInChunks
   /**
    * In a step's transaction, for endpoints whose lease `owner` holds: up to `count` due attempts of each,
@@ -69,11 +61,7 @@ export function createClaimsRepository(handle: DbHandle) {
      * SQLite, whose reads are; on PostgreSQL one read for every attempt asked about in the same turn of
      * the event loop, sent once the turn ends (each is still read after it was chosen to start).
      */
-    isStillOwn(id: number, owner: string): boolean | Promise<boolean> {
-      if (ownedInTurn) return ownedInTurn(id, owner)
-      const rows = stillOwn(id, owner)
-      return Array.isArray(rows) ? rows.length > 0 : rows.then((found) => found.length > 0)
-    },
+    isStillOwn: owned,
     /**
      * Which of these endpoints have a due attempt that `owner` does not hold yet, in id order (a read
      * before a step, one statement: each endpoint's scan stops at its first such attempt).
@@ -109,6 +97,22 @@ export function createClaimsRepository(handle: DbHandle) {
         .where('status', '=', 'pending')
         .execute()
     },
+  }
+}
+
+/** SQLite's ownership read: one compiled read, run in place (a call, not a round trip). */
+function createOwnedInPlace(handle: DbHandle): (id: number, owner: string) => boolean | Promise<boolean> {
+  const stillOwn = handle.prepareRead((db, id: number, owner: string) =>
+    db
+      .selectFrom('webhook_attempts')
+      .select('id')
+      .where('id', '=', id)
+      .where('lease_token', '=', owner)
+      .where('status', '=', 'pending'),
+  )
+  return (id, owner) => {
+    const rows = stillOwn(id, owner)
+    return Array.isArray(rows) ? rows.length > 0 : rows.then((found) => found.length > 0)
   }
 }
 

@@ -183,6 +183,61 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       expect(await claims.isStillOwn(ids[1] as number, 'b/2/y')).toBe(true)
     })
 
+    test('a take holds, per endpoint, up to its count of due attempts not yet the owner’s, oldest due first', async () => {
+      const account = await keys.insertApiKey(key('hash-take'))
+      const endpoints = createEndpointsRepository(handle)
+      const fields = { url: 'https://hooks.example/in', events: ['*'], description: null }
+      const [first, second] = await handle.write(async (trx) => [
+        await endpoints.insert(trx, account.id, fields, 'whsec_a', T0),
+        await endpoints.insert(trx, account.id, fields, 'whsec_b', T0),
+      ])
+      const seq = await handle.write((trx) =>
+        publishAddressedEvent(handle, trx, { type: PING, accountId: account.id, object: {}, createdAt: T0 }),
+      )
+      const attempt = async (
+        endpointId: number,
+        dueAt: number,
+        leaseToken: string | null,
+        status = 'pending',
+      ) => {
+        const values = { event_seq: seq, endpoint_id: endpointId, attempt: 1, status, due_at: dueAt, at: T0 }
+        const { id } = await db
+          .insertInto('webhook_attempts')
+          .values({ ...values, lease_token: leaseToken })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+        return Number(id)
+      }
+      const firstId = Number(first?.id)
+      const secondId = Number(second?.id)
+      const oldest = await attempt(firstId, T0, null)
+      const held = await attempt(firstId, T0 + 1, 'a/1/x')
+      const deadOwners = await attempt(firstId, T0 + 2, 'b/2/y')
+      const beyondCount = await attempt(firstId, T0 + 3, null)
+      await attempt(firstId, T0 + 100, null) // not due yet
+      await attempt(firstId, T0, null, 'succeeded')
+      const other = await attempt(secondId, T0, null)
+      const claims = createClaimsRepository(handle)
+      const taken = await handle.write((trx) =>
+        claims.take(trx, {
+          owner: 'a/1/x',
+          wants: [
+            { endpointId: firstId, count: 2 },
+            { endpointId: secondId, count: 5 },
+          ],
+          now: T0 + 10,
+        }),
+      )
+      // Oldest due first (then by id), with the endpoint's URL and secret and the event's body.
+      expect(taken.map((claimed) => claimed.id)).toEqual([oldest, other, deadOwners])
+      expect(taken[0]).toMatchObject({
+        endpoint: { id: firstId, url: fields.url, secrets: ['whsec_a'] },
+        event: { seq, type: PING, object: '{}' },
+      })
+      const own = [oldest, held, deadOwners, beyondCount, other].map((id) => claims.isStillOwn(id, 'a/1/x'))
+      expect(await Promise.all(own)).toEqual([true, true, true, false, true])
+    })
+
     test('keyset pages are in ascending id order after the cursor, optionally by status', async () => {
       const statuses = ['available', 'pending', 'sold', undefined, 'available'] as const
       const ids: number[] = []
