@@ -1,6 +1,6 @@
-import { setMaxListeners } from 'node:events'
 import type { ClaimedAttempt } from './attempts.repository.js'
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
+import { createHangUps } from './hang-ups.js'
 import {
   type Ended,
   type Lane,
@@ -46,22 +46,7 @@ export function createLanes(options: LanesOptions) {
     return index === -1 ? undefined : lane.queue.splice(index, 1)[0]
   }
 
-  /**
-   * What the attempts in flight listen to, one signal for all: aborted at SIGTERM after the drain
-   * (`abortAll`: none is written down, the dispatcher gives them back) or when this instance's leases are
-   * no longer surely its own (`hangUp`: each is given back by the next step). A hang-up's is replaced by a
-   * new one; SIGTERM's is the last.
-   */
-  const listened = () => {
-    const controller = new AbortController()
-    // Each attempt in flight listens to it: as many listeners as sockets are normal, not a leak.
-    setMaxListeners(options.maxInFlight + 1, controller.signal)
-    return controller
-  }
-  let hangUps = listened()
-  let stopped = false
-  /** Attempts hung up on, for the next step to give back. */
-  let hungUp: ClaimedAttempt[] = []
+  const hangUps = createHangUps(options.maxInFlight)
 
   /** Reads whether the attempt is still this instance's; a read that throws is a rejection. */
   function readOwn(claimed: ClaimedAttempt): boolean | Promise<boolean> {
@@ -78,9 +63,9 @@ export function createLanes(options: LanesOptions) {
     lane.idleSince = undefined
     inFlight++
     let unread = false
-    const { signal } = hangUps
+    const signal = hangUps.signal
     const attempt = (own: boolean) => {
-      if (!own || stopped) return undefined
+      if (!own || hangUps.stopped) return undefined
       // Where the read is asynchronous (PostgreSQL), the leases may have stopped being surely this
       // instance's while it ran: the attempt waits in its queue for the next renewal.
       if (signal.aborted || !options.mayStart()) return putBack()
@@ -110,7 +95,7 @@ export function createLanes(options: LanesOptions) {
       if (outcome && !signal.aborted) {
         ended.push({ claimed, outcome })
         lane.failuresInRow = outcome.error === null ? 0 : lane.failuresInRow + 1
-      } else if (outcome && !stopped) hungUp.push(claimed)
+      } else if (outcome && !hangUps.stopped) hangUps.add(claimed)
       if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = options.now()
       ready.add(lane)
       if (unread) setTimeout(pump, REREAD_MS).unref()
@@ -241,35 +226,23 @@ export function createLanes(options: LanesOptions) {
      */
     hangUp(): number {
       const count = inFlight
-      if (count === 0) return 0
-      const signaled = hangUps
-      hangUps = listened()
-      signaled.abort()
+      if (count > 0) hangUps.hangUp()
       return count
     },
     /** Attempts hung up on since the last call (the step gives them back); a step that failed, puts them back. */
-    takeHungUp(): ClaimedAttempt[] {
-      const taken = hungUp
-      hungUp = []
-      return taken
-    },
-    putBackHungUp(claimed: readonly ClaimedAttempt[]): void {
-      hungUp = [...claimed, ...hungUp]
-    },
+    takeHungUp: () => hangUps.take(),
+    putBackHungUp: (claimed: readonly ClaimedAttempt[]) => hangUps.putBack(claimed),
     ids: () => [...lanes.keys()],
     /** Whether anything is queued, in flight, or ended (or hung up on) and not yet written down. */
     hasWork: () =>
       ended.length > 0 ||
-      hungUp.length > 0 ||
+      hangUps.count > 0 ||
       inFlight > 0 ||
       [...lanes.values()].some((lane) => lane.queue.length > 0),
     /** Every attempt in flight, to wait for at shutdown. */
     running: (): Running[] => everyLane().flatMap((lane) => [...lane.running.values()]),
     /** Aborts every attempt in flight; none is written down (the dispatcher gives them back). */
-    abortAll(): void {
-      stopped = true
-      hangUps.abort()
-    },
+    abortAll: () => hangUps.abortAll(),
     /** Requests in flight per account (a metric). */
     inFlightByAccount(): Map<number, number> {
       const counts = new Map<number, number>()
