@@ -98,13 +98,16 @@ export function createFanOut(handle: DbHandle) {
     fanOut,
     /**
      * Whether some enabled endpoint has fewer than FAN_OUT_AHEAD attempts due (retries due later do
-     * not count): the first one found answers.
+     * not count): the first one found answers. With no endpoint enabled, yes: nobody takes the waiting
+     * events, and fanning them out marks them done (else they would wait for ever, out of retention's
+     * reach, and the outbox's depth and age would grow with nothing owed).
      */
     async anyHungry(now: number): Promise<boolean> {
-      for (const id of await endpoints.enabledIds()) {
+      const enabled = await endpoints.enabledIds()
+      for (const id of enabled) {
         if (!(await attempts.hasDue(id, now, FAN_OUT_AHEAD))) return true
       }
-      return false
+      return enabled.length === 0
     },
     /** Forgets earlier subscriptions that no event waiting to be fanned out can need any more. */
     async pruneSubscriptions(trx: Db): Promise<void> {

@@ -83,6 +83,37 @@ it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD atte
   expect(await fanOut.anyHungry(now + 60_000)).toBe(false)
 })
 
+it('with no endpoint enabled, fans waiting events out to nobody: done, so retention can delete them; an endpoint created later takes what commits after it', async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  // A disabled endpoint takes nothing: it must not keep the events waiting either.
+  await insertEndpointRows(db, [
+    { ...endpointRow(account, 'https://off.example/', '["*"]', now), status: 'disabled' },
+  ])
+  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
+  await db.insertInto('events').values([event, event]).execute()
+  const fanOut = createFanOut(handle)
+  const events = createEventsRepository(handle)
+  expect(await fanOut.anyHungry(now)).toBe(true)
+  expect(await handle.write((trx) => fanOut.fanOut(trx, now))).toBe(2)
+  expect(await events.anyWaiting()).toBe(false)
+  const created = await t.deps.webhookEndpoints.create(account, {
+    url: 'https://93.184.216.34/in',
+    events: ['*'],
+  })
+  const [later] = await db.insertInto('events').values(event).returning('seq').execute()
+  expect(await handle.write((trx) => fanOut.fanOut(trx, now))).toBe(1)
+  const attempts = await db
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
+    .select(['a.event_seq', 'e.url'])
+    .execute()
+  expect(attempts).toEqual([{ event_seq: later?.seq, url: created.url }])
+})
+
 it('judges each event by the subscription in force at its commit, however late it is fanned out', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
