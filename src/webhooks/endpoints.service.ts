@@ -100,9 +100,12 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     const url = changes.url === undefined ? undefined : await judge(changes.url)
     const now = clock.now()
     return handle.write(async (trx) => {
-      const row = await owned(trx, apiKeyId, id)
       // Exactly between two events: those committed so far keep the subscription they committed under.
+      // First, then the row, locked (PostgreSQL): PATCHes of one endpoint take turns on the publishers'
+      // lock, and each keeps the subscription the one before it left, never one read before it committed.
       await publishEvents(handle, trx)
+      const row = await repository.lockOwnIn(trx, apiKeyId, endpointNumberOf(id))
+      if (!row) throw notFound(id)
       const events = changes.events === undefined ? undefined : JSON.stringify(changes.events)
       if (events !== undefined && events !== row.events)
         await repository.keepSubscription(trx, row.id, row.events)

@@ -153,6 +153,29 @@ it('judges each event by the subscription in force at its commit, however late i
   expect(await db.selectFrom('webhook_subscription_history').selectAll().execute()).toEqual([])
 })
 
+it('concurrent PATCHes of one endpoint take turns: each keeps the subscription the one before it left', async (context) => {
+  const t = await build(context)
+  const { db } = t.deps.database
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const endpoints = t.deps.webhookEndpoints
+  const created = await endpoints.create(account, { url: 'https://93.184.216.34/in', events: ['*'] })
+  const types = [
+    'pet.created',
+    'pet.updated',
+    'pet.deleted',
+    'order.placed',
+    'order.approved',
+    'order.cancelled',
+  ] as const
+  // At once: on PostgreSQL each PATCH's transaction runs on a connection of its own.
+  await Promise.all(types.map((type) => endpoints.patch(account, created.id, { events: [type] })))
+  const last = (await endpoints.get(account, created.id)).events
+  const kept = await db.selectFrom('webhook_subscription_history').select('events').execute()
+  // One chain: the first subscription, then every PATCH's but the last one's, each kept once.
+  const expected = ['*', ...types.filter((type) => type !== last[0])].map((type) => JSON.stringify([type]))
+  expect(kept.map((row) => row.events).sort()).toEqual(expected.sort())
+})
+
 it('fans out nothing to the endpoints of an account whose key was revoked or has expired, and again once renewed', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
