@@ -153,6 +153,38 @@ it('judges each event by the subscription in force at its commit, however late i
   expect(await db.selectFrom('webhook_subscription_history').selectAll().execute()).toEqual([])
 })
 
+it('an endpoint created or re-enabled takes only the events that commit after it, however late they are fanned out', async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const endpoints = t.deps.webhookEndpoints
+  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: 0 }
+  const insert = async () =>
+    (await db.insertInto('events').values(event).returning('seq').executeTakeFirstOrThrow()).seq
+  const paused = await endpoints.create(account, { url: 'https://93.184.216.34/paused', events: ['*'] })
+  await endpoints.patch(account, paused.id, { status: 'disabled' })
+  const before = await insert()
+  const fresh = await endpoints.create(account, { url: 'https://93.184.216.34/fresh', events: ['*'] })
+  await endpoints.patch(account, paused.id, { status: 'enabled' })
+  const after = await insert()
+  // Both events still wait in the outbox: each endpoint is judged against their commits, not against now.
+  const fanOut = createFanOut(handle)
+  while (await createEventsRepository(handle).anyWaiting())
+    await handle.write((trx) => fanOut.fanOut(trx, t.clock.now()))
+  const attempts = await db
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
+    .select(['a.event_seq', 'e.url'])
+    .orderBy('e.url')
+    .execute()
+  expect(before).toBeLessThan(after)
+  expect(attempts).toEqual([
+    { event_seq: after, url: fresh.url },
+    { event_seq: after, url: paused.url },
+  ])
+})
+
 it('concurrent PATCHes of one endpoint take turns: each keeps the subscription the one before it left', async (context) => {
   const t = await build(context)
   const { db } = t.deps.database

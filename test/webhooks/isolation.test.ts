@@ -112,23 +112,30 @@ describe('partners are isolated', () => {
     expect(Math.max(...slow.received.slice(seen).map((got) => got.concurrent))).toBe(4)
   }, 60_000)
 
-  it('starts no attempt after the 204 of a DELETE, though many were queued for the endpoint', async () => {
-    t = await startWebhookApp()
-    const slow = await receiver(() => ({ status: 200, delayMs: 300 }))
-    const key = await t.issueKey()
-    const endpoint = await subscribe(t, key, `http://hooks.test:${slow.port}/in`)
-    for (let index = 0; index < 40; index++)
-      await t.api(key, 'POST', '/pets', { name: `P${index}`, categoryId: 1 })
-    await slow.waitFor(4)
-    expect((await t.api(key, 'DELETE', `/webhook_endpoints/${endpoint.id}`)).status).toBe(204)
-    // At the 204 at most 4 attempts were started and not ended: those being answered, and the rest of
-    // the 4 still on their way. Anything beyond those started after the 204.
-    const mayStillArrive = slow.received.length + MAX_IN_FLIGHT_PER_ENDPOINT - slow.inFlight
-    // Until the dispatcher has nothing queued, in flight or due: from then on nothing can be sent.
-    await t.server.dispatcher.whenIdle()
-    expect(slow.received.length).toBeLessThanOrEqual(mayStillArrive)
-    // And the DELETE did stop a queue: most of the 40 were never sent (how many went before it depends on
-    // how fast this machine answered the DELETE, 4 every 300 ms meanwhile).
-    expect(slow.received.length).toBeLessThan(30)
-  }, 30_000)
+  it.each([
+    ['the 204 of a DELETE', 'DELETE', undefined, 204],
+    ['the 200 of a disabling PATCH', 'PATCH', { status: 'disabled' }, 200],
+  ] as const)(
+    'starts no attempt after %s, though many were queued for the endpoint',
+    async (_, method, body, status) => {
+      t = await startWebhookApp()
+      const slow = await receiver(() => ({ status: 200, delayMs: 300 }))
+      const key = await t.issueKey()
+      const endpoint = await subscribe(t, key, `http://hooks.test:${slow.port}/in`)
+      for (let index = 0; index < 40; index++)
+        await t.api(key, 'POST', '/pets', { name: `P${index}`, categoryId: 1 })
+      await slow.waitFor(4)
+      expect((await t.api(key, method, `/webhook_endpoints/${endpoint.id}`, body)).status).toBe(status)
+      // At the answer at most 4 attempts were started and not ended: those being answered, and the rest of
+      // the 4 still on their way. Anything beyond those started after the 204.
+      const mayStillArrive = slow.received.length + MAX_IN_FLIGHT_PER_ENDPOINT - slow.inFlight
+      // Until the dispatcher has nothing queued, in flight or due: from then on nothing can be sent.
+      await t.server.dispatcher.whenIdle()
+      expect(slow.received.length).toBeLessThanOrEqual(mayStillArrive)
+      // And the DELETE did stop a queue: most of the 40 were never sent (how many went before it depends on
+      // how fast this machine answered the DELETE, 4 every 300 ms meanwhile).
+      expect(slow.received.length).toBeLessThan(30)
+    },
+    30_000,
+  )
 })
