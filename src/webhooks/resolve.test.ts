@@ -2,9 +2,12 @@ import { pbkdf2 } from 'node:crypto'
 import { createSocket, type Socket } from 'node:dgram'
 import dnsPacket from 'dns-packet'
 import { afterEach, expect, it } from 'vitest'
-import { createDnsResolve } from './resolve.js'
+import { createDnsResolve, MAX_TTL_S } from './resolve.js'
 
-/** A real DNS server on a loopback UDP port: `a.test` answers (TTL 60 s and 30 s), `hang…` never does. */
+/**
+ * A real DNS server on a loopback UDP port: `a.test` answers (TTL 60 s and 30 s), `day.test` (A only, TTL a
+ * day), `hang…` never does, any other name does not exist.
+ */
 async function startDnsServer(): Promise<{ server: string; queries: string[]; socket: Socket }> {
   const socket = createSocket('udp4')
   const queries: string[] = []
@@ -19,7 +22,9 @@ async function startDnsServer(): Promise<{ server: string; queries: string[]; so
         ? question.type === 'A'
           ? [{ type: 'A' as const, name: 'a.test', ttl: 60, data: '93.184.216.34' }]
           : [{ type: 'AAAA' as const, name: 'a.test', ttl: 30, data: '2606:2800:220:1::1' }]
-        : []
+        : question.name === 'day.test' && question.type === 'A'
+          ? [{ type: 'A' as const, name: 'day.test', ttl: 86_400, data: '93.184.216.34' }]
+          : []
     const response = dnsPacket.encode({
       id: query.id,
       type: 'response',
@@ -63,6 +68,30 @@ it('shares one lookup under way, and refuses a name that does not exist', async 
   await Promise.all([resolve('a.test'), resolve('a.test'), resolve('a.test')])
   expect(dns.queries).toHaveLength(2)
   await expect(resolve('nothing.test')).rejects.toMatchObject({ code: 'ENOTFOUND' })
+})
+
+it('keeps an answer 5 minutes at most whatever its TTL, and a name that does not exist 5 s', async () => {
+  const dns = await startDnsServer()
+  sockets.push(dns.socket)
+  let clock = 1_000_000
+  const resolve = createDnsResolve({ servers: [dns.server], now: () => clock })
+  const asked = (name: string) => dns.queries.filter((query) => query.startsWith(`${name} `)).length
+  await resolve('day.test')
+  await expect(resolve('nothing.test')).rejects.toMatchObject({ code: 'ENOTFOUND' })
+  expect([asked('day.test'), asked('nothing.test')]).toEqual([2, 2])
+  clock += 4_999
+  await resolve('day.test')
+  await expect(resolve('nothing.test')).rejects.toMatchObject({ code: 'ENOTFOUND' })
+  expect([asked('day.test'), asked('nothing.test')]).toEqual([2, 2])
+  clock += 1
+  await expect(resolve('nothing.test')).rejects.toMatchObject({ code: 'ENOTFOUND' })
+  expect(asked('nothing.test')).toBe(4)
+  clock = 1_000_000 + MAX_TTL_S * 1000 - 1
+  await resolve('day.test')
+  expect(asked('day.test')).toBe(2)
+  clock += 1
+  await resolve('day.test')
+  expect(asked('day.test')).toBe(4)
 })
 
 it('gives up on a server that never answers at the deadline, holding no thread of the pool meanwhile', async () => {
