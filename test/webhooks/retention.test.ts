@@ -2,7 +2,7 @@ import { CompiledQuery, type KyselyPlugin, sql } from 'kysely'
 import { expect, it } from 'vitest'
 import type { Db } from '../../src/db/database.js'
 import type { DbHandle } from '../../src/db/handle.js'
-import { createEventsRepository } from '../../src/events/events.repository.js'
+import { createEventsRepository, eventIdOf } from '../../src/events/events.repository.js'
 import { createAttemptsRepository } from '../../src/webhooks/attempts.repository.js'
 import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { createWebhookRetention } from '../../src/webhooks/retention.js'
@@ -130,4 +130,35 @@ it('purges along indexes: neither table is read whole', async (context) => {
     expect(plan).toMatch(/USING INDEX (events_created_at|webhook_attempts_finished)|Index .*Scan/)
     expect(plan).not.toMatch(/Seq Scan on (events|webhook_attempts)\b|^SCAN (events|webhook_attempts)$/m)
   }
+})
+
+it('lists and finds only the events of the last 30 days, whether or not retention has run', async (context) => {
+  const t = await build(context)
+  const { db } = t.deps.database
+  const key = await t.issueKey()
+  const now = t.clock.now()
+  const insert = async (createdAt: number) =>
+    eventIdOf(
+      (
+        await db
+          .insertInto('events')
+          .values({
+            type: 'pet.created',
+            api_key_id: null,
+            resource_version: 1,
+            object: '{}',
+            created_at: createdAt,
+          })
+          .returning('seq')
+          .executeTakeFirstOrThrow()
+      ).seq,
+    )
+  const old = await insert(now - 30 * DAY - 1)
+  const recent = await insert(now - 30 * DAY)
+  const get = (url: string) => t.app.inject({ method: 'GET', url, headers: t.auth(key) })
+  const listed = await get('/v1/events')
+  expect(listed.statusCode).toBe(200)
+  expect((listed.json() as { id: string }[]).map((event) => event.id)).toEqual([recent])
+  expect((await get(`/v1/events/${recent}`)).statusCode).toBe(200)
+  expect((await get(`/v1/events/${old}`)).statusCode).toBe(404)
 })
