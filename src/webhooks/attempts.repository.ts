@@ -5,7 +5,7 @@ import type { DbHandle } from '../db/handle.js'
 /** Requests in flight to one endpoint at most, across every instance (CONTRACT §14). */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 4
 /** Outcomes per UPDATE: 6 parameters each. */
-const RECORD_CHUNK_ROWS = 500
+const OUTCOMES_PER_UPDATE = 500
 /** Rows per INSERT of attempts: 7 parameters each. */
 const INSERT_CHUNK_ROWS = 1_000
 
@@ -148,7 +148,7 @@ export function createAttemptsRepository(handle: DbHandle) {
     },
     /**
      * Writes what came of attempts `owner` still holds (on SQLite one statement run per row, 4 times
-     * cheaper there than one UPDATE of many rows; on PostgreSQL one per RECORD_CHUNK_ROWS); the ids
+     * cheaper there than one UPDATE of many rows; on PostgreSQL one per OUTCOMES_PER_UPDATE); the ids
      * written. One that was taken over (its endpoint's lease lapsed and another dispatcher took it) is
      * not among them, and nothing of it is written. One whose endpoint was disabled or deleted while it
      * was in flight is written as it ended.
@@ -170,8 +170,8 @@ export function createAttemptsRepository(handle: DbHandle) {
         })
         return kept
       }
-      for (let start = 0; start < ended.length; start += RECORD_CHUNK_ROWS) {
-        const rows = ended.slice(start, start + RECORD_CHUNK_ROWS).map(
+      for (let start = 0; start < ended.length; start += OUTCOMES_PER_UPDATE) {
+        const rows = ended.slice(start, start + OUTCOMES_PER_UPDATE).map(
           ({ id, outcome }) =>
             sql`(cast(${id} as bigint), cast(${outcome.error === null ? 'succeeded' : 'failed'} as text),
               cast(${outcome.startedAt} as bigint), cast(${outcome.httpStatus} as integer),
