@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { currentTraceParent } from '../tracing/tracing.js'
 import type { EventType, PING } from './events.repository.js'
+import { createOutboxRepository } from './outbox.repository.js'
 
 /** One change, as the service that made it describes it. */
 export interface NewEvent {
@@ -27,10 +28,8 @@ export interface NewEvent {
  */
 const PUBLISH_LOCK = 0x7065_7473 // "pets"
 
-/** Rows per INSERT (a group commit may hold thousands of creates): 5 parameters each. */
-const INSERT_CHUNK_ROWS = 1_000
 /** Events one publication moves at most (a publisher loops until the outbox is empty). */
-const PUBLISH_BATCH = 1_000
+export const PUBLISH_BATCH = 1_000
 
 /**
  * Numbers the events committed so far into `events` (PostgreSQL; SQLite numbers them as they are written),
@@ -41,29 +40,12 @@ const PUBLISH_BATCH = 1_000
 export async function publishEvents(handle: Pick<DbHandle, 'dialect'>, trx: Db): Promise<number> {
   if (handle.dialect !== 'postgres') return 0
   await lockTransaction(handle, trx, PUBLISH_LOCK)
+  const outbox = createOutboxRepository(handle)
   let published = 0
   for (;;) {
-    const rows = await trx
-      .selectFrom('event_outbox')
-      .select(['id', 'type', 'api_key_id', 'resource_version', 'object', 'created_at', 'trace_parent'])
-      .orderBy('id')
-      .limit(PUBLISH_BATCH)
-      .execute()
-    if (rows.length === 0) return published
-    await trx
-      .insertInto('events')
-      .values(rows.map(({ id: _, ...event }) => event))
-      .execute()
-    await trx
-      .deleteFrom('event_outbox')
-      .where(
-        'id',
-        'in',
-        rows.map((row) => row.id),
-      )
-      .execute()
-    published += rows.length
-    if (rows.length < PUBLISH_BATCH) return published
+    const moved = await outbox.publish(trx, PUBLISH_BATCH)
+    published += moved
+    if (moved < PUBLISH_BATCH) return published
   }
 }
 
@@ -88,20 +70,14 @@ export async function publishAddressedEvent(
   event: AddressedEvent,
 ): Promise<number> {
   await publishEvents(handle, trx)
-  const row = await trx
-    .insertInto('events')
-    .values({
-      type: event.type,
-      api_key_id: event.accountId,
-      resource_version: 1,
-      object: JSON.stringify(event.object),
-      created_at: event.createdAt,
-      trace_parent: currentTraceParent(),
-      fanned_out: 1,
-    })
-    .returning('seq')
-    .executeTakeFirstOrThrow()
-  return row.seq
+  return createOutboxRepository(handle).insertFannedOut(trx, {
+    type: event.type,
+    api_key_id: event.accountId,
+    resource_version: 1,
+    object: JSON.stringify(event.object),
+    created_at: event.createdAt,
+    trace_parent: currentTraceParent(),
+  })
 }
 
 export type EventRecorder = ReturnType<typeof createEventRecorder>
@@ -113,23 +89,23 @@ export type EventRecorder = ReturnType<typeof createEventRecorder>
  * them at once.
  */
 export function createEventRecorder(handle: Pick<DbHandle, 'dialect'>, now: () => number) {
-  const table = handle.dialect === 'postgres' ? 'event_outbox' : 'events'
+  const outbox = createOutboxRepository(handle)
   return {
     async record(trx: Db, events: readonly NewEvent[]): Promise<void> {
       if (events.length === 0) return
       const createdAt = now()
       const traceParent = currentTraceParent()
-      for (let start = 0; start < events.length; start += INSERT_CHUNK_ROWS) {
-        const rows = events.slice(start, start + INSERT_CHUNK_ROWS).map((event) => ({
+      await outbox.insert(
+        trx,
+        events.map((event) => ({
           type: event.type,
           api_key_id: event.accountId,
           resource_version: event.resourceVersion,
           object: JSON.stringify(event.object),
           created_at: createdAt,
           trace_parent: event.traceParent ?? traceParent,
-        }))
-        await trx.insertInto(table).values(rows).execute()
-      }
+        })),
+      )
     },
   }
 }

@@ -1,0 +1,71 @@
+import type { Db } from '../db/database.js'
+import type { DbHandle } from '../db/handle.js'
+
+/** One event as written: the change's description, its object as JSON text. */
+export interface EventInsert {
+  type: string
+  api_key_id: number | null
+  resource_version: number
+  object: string
+  created_at: number
+  trace_parent: string | null
+}
+
+/** Rows per INSERT (a group commit may hold thousands of creates): 6 parameters each. */
+export const INSERT_CHUNK_ROWS = 1_000
+
+/**
+ * The writing side of `events` and `event_outbox` (events.repository.ts reads them): a change's events in
+ * its own transaction, the outbox moved to `events` in publication order (PostgreSQL), and an event
+ * written already fanned out. events.publisher.ts says when each runs and under which lock.
+ */
+export function createOutboxRepository(handle: Pick<DbHandle, 'dialect'>) {
+  // PostgreSQL: writers share no lock, a publisher numbers their events; SQLite numbers them as written.
+  const table = handle.dialect === 'postgres' ? 'event_outbox' : 'events'
+  return {
+    /** A change's events, in its transaction. */
+    async insert(trx: Db, events: readonly EventInsert[]): Promise<void> {
+      for (let start = 0; start < events.length; start += INSERT_CHUNK_ROWS) {
+        await trx
+          .insertInto(table)
+          .values(events.slice(start, start + INSERT_CHUNK_ROWS))
+          .execute()
+      }
+    },
+    /**
+     * Moves up to `limit` events from the outbox to `events`, oldest first, numbered in that order; how
+     * many (PostgreSQL).
+     */
+    async publish(trx: Db, limit: number): Promise<number> {
+      const rows = await trx
+        .selectFrom('event_outbox')
+        .select(['id', 'type', 'api_key_id', 'resource_version', 'object', 'created_at', 'trace_parent'])
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+      if (rows.length === 0) return 0
+      await trx
+        .insertInto('events')
+        .values(rows.map(({ id: _, ...event }) => event))
+        .execute()
+      await trx
+        .deleteFrom('event_outbox')
+        .where(
+          'id',
+          'in',
+          rows.map((row) => row.id),
+        )
+        .execute()
+      return rows.length
+    },
+    /** One event numbered at once and written already fanned out; its number. */
+    async insertFannedOut(trx: Db, event: EventInsert): Promise<number> {
+      const row = await trx
+        .insertInto('events')
+        .values({ ...event, fanned_out: 1 })
+        .returning('seq')
+        .executeTakeFirstOrThrow()
+      return row.seq
+    },
+  }
+}
