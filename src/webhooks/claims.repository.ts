@@ -6,7 +6,7 @@ import { type ClaimedAttempt, createAttemptsRepository } from './attempts.reposi
 import { retiredSecrets } from './signature.js'
 
 /** Endpoints per statement of a take on PostgreSQL (one limited sub-select each, one round trip). */
-const TAKE_CHUNK_ENDPOINTS = 100
+export const TAKE_CHUNK_ENDPOINTS = 100
 
 export type ClaimsRepository = ReturnType<typeof createClaimsRepository>
 

@@ -32,7 +32,9 @@ export const THREAD_AVAILABLE = import.meta.url.endsWith('.js')
 export const DISPATCHER_POOL_SIZE = 4
 
 /** A worker that fails is started again after this long. */
-const RESTART_MS = 1_000
+export const RESTART_MS = 1_000
+/** How often the worker tells the main thread what ended, the lags and the requests in flight. */
+export const REPORT_MS = 100
 /** After its drain budget, a worker has this long to write down and close before it is terminated. */
 const STOP_GRACE_MS = 5_000
 

@@ -12,11 +12,14 @@ import { createLogger } from '../logger.js'
 import { droppedSpans } from '../tracing/tracing.js'
 import { addressRulesOf } from './address.js'
 import { createDispatcher } from './dispatcher.js'
-import { DISPATCHER_POOL_SIZE, type FromMain, type Report, type ToMain } from './dispatcher-thread.js'
+import {
+  DISPATCHER_POOL_SIZE,
+  type FromMain,
+  REPORT_MS,
+  type Report,
+  type ToMain,
+} from './dispatcher-thread.js'
 import { createDnsResolve } from './resolve.js'
-
-/** How often the main thread hears of what ended, the lags and the requests in flight. */
-const REPORT_MS = 100
 
 const port = parentPort
 if (!port) throw new Error('dispatcher-worker.ts runs as a worker thread (dispatcher-thread.ts)')

@@ -5,7 +5,9 @@ import { EVENT_ID_DIGITS } from '../events/events.repository.js'
 import { TOP_ACCOUNTS } from '../http/metrics.js'
 import { MAX_URL_LENGTH } from './address.js'
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
+import { TAKE_CHUNK_ENDPOINTS } from './claims.repository.js'
 import { BUSY_MS, MAX_IN_FLIGHT, POLL_MS } from './dispatcher.js'
+import { REPORT_MS, RESTART_MS } from './dispatcher-thread.js'
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import { RETENTION_MS } from './event-log.js'
 import { FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS } from './fan-out.js'
@@ -27,7 +29,7 @@ import {
   RETRY_AFTER_CAP_MS,
   RETRY_DELAYS_MS,
 } from './schedule.js'
-import { EXCERPT_BYTES } from './send.js'
+import { CONNECTIONS_PER_ENDPOINT, EXCERPT_BYTES } from './send.js'
 import { MAX_RETIRED_SECRETS } from './signature.js'
 import { ENDPOINTS_PER_STEP, LEASE_MS, LINGER_MS, MAX_LANES, RENEW_MS } from './step.js'
 import { TEST_EVENTS_PER_MINUTE } from './test-events.js'
@@ -72,6 +74,14 @@ it.each([
   ['an idle lane', `nothing to send for a ${LINGER_MS === 1000 ? 'second' : `${LINGER_MS} ms`} is let go`],
   ['the steps', `every ${POLL_MS} ms (every ${BUSY_MS} ms while busy)`],
   ['the answer read', `at most ${EXCERPT_BYTES / 1024} KiB of the answer is read`],
+  ['connections kept per endpoint', `an undici pool of ${CONNECTIONS_PER_ENDPOINT} connections per endpoint`],
+  ['a take on PostgreSQL', `on PostgreSQL one statement for up to ${TAKE_CHUNK_ENDPOINTS} lanes`],
+  ['the thread’s reports', `Every ${REPORT_MS} ms it reports to the main thread`],
+  ['a failed thread', `started again ${RESTART_MS === 1000 ? 'a second' : `${RESTART_MS} ms`} later`],
+  [
+    'another instance taking over',
+    `may take the endpoint ${RENEW_MS === 1000 ? 'a second' : `${RENEW_MS} ms`} later`,
+  ],
   [
     'a step',
     `at most every ${BUSY_MS} ms while busy: leases renewed (every ${RENEW_MS === 1000 ? 'second' : `${RENEW_MS} ms`})`,

@@ -121,7 +121,7 @@ function connectionsTo(url: URL, address: ResolvedAddress, connectTimeoutMs: num
 /** Endpoints-at-addresses whose connections are kept alive at once; the oldest is closed beyond. */
 const MAX_POOLS = 2_048
 /** Connections per endpoint (an endpoint has at most 4 requests in flight). */
-const CONNECTIONS_PER_ENDPOINT = 4
+export const CONNECTIONS_PER_ENDPOINT = 4
 
 /**
  * Kept-alive connections for webhook attempts (undici pools): one pool per endpoint, URL origin and checked
