@@ -26,7 +26,11 @@ export interface Taker {
 
 export type EndpointsRepository = ReturnType<typeof createEndpointsRepository>
 
-/** The only code that writes SQL for webhook endpoints; deleted endpoints are never read back. */
+/**
+ * The SQL for webhook endpoints, but for their lease columns (`lease_owner`, `lease_until`), which
+ * leases.repository.ts reads and writes: the dispatchers' hold on them. Deleted endpoints are never read
+ * back.
+ */
 export function createEndpointsRepository(handle: DbHandle) {
   const live = (db: Db) => db.selectFrom('webhook_endpoints').selectAll().where('deleted_at', 'is', null)
   const own = (db: Db, apiKeyId: number) => live(db).where('api_key_id', '=', apiKeyId)
