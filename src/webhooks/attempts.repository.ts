@@ -35,11 +35,14 @@ export interface ClaimedAttempt {
   }
 }
 
-/** What came of one attempt (attempt.ts), as it is written down. */
+/** What came of one attempt (attempt.ts, its POST: send.ts), as it is written down. */
 export interface AttemptOutcome {
   startedAt: number
+  /** null when no HTTP answer came (a URL refused, a timeout, a refused connection, a TLS error, an abort). */
   httpStatus: number | null
+  /** A short description of what went wrong, null on a 2xx: `timed out after 15000 ms`, `connection refused`, `HTTP 302 (redirects are not followed)`, `HTTP 500: <first bytes of the body>`... */
   error: string | null
+  /** Retry-After of a 429/503, in ms (delta-seconds or an HTTP date), else undefined. */
   retryAfterMs?: number | undefined
   durationMs: number
 }

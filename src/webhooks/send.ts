@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder'
 import { parseRetryAfter } from '@petstore/client'
 import { Pool, type Dispatcher as UndiciDispatcher } from 'undici'
 import { pinnedLookup, type ResolvedAddress } from './address.js'
+import type { AttemptOutcome } from './attempts.repository.js'
 
 export interface WebhookRequest {
   /** A URL `checkWebhookUrl` accepted, and the address it returned with it. */
@@ -16,15 +17,9 @@ export interface WebhookRequest {
   agent?: UndiciDispatcher | undefined
 }
 
-export interface WebhookResponse {
-  /** null when no HTTP answer came (timeout, refused connection, TLS error, abort). */
-  httpStatus: number | null
-  /** A short description of what went wrong, null on a 2xx: `timed out after 15000 ms`, `connection refused`, `HTTP 302 (redirects are not followed)`, `HTTP 500: <first bytes of the body>`... */
-  error: string | null
-  /** Retry-After of a 429/503, in ms (delta-seconds or an HTTP date), else undefined. */
-  retryAfterMs?: number
-  durationMs: number
-  /** At most 1024 bytes of the response body, as text. */
+/** What one POST came to: the attempt's outcome but for when it started, and what was read of the answer. */
+export type WebhookResponse = Omit<AttemptOutcome, 'startedAt'> & {
+  /** At most 1024 bytes of the response body, as text (the error's snippet is cut from it). */
   bodyExcerpt: string
 }
 
