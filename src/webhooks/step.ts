@@ -107,14 +107,16 @@ export function createStep(deps: StepDeps) {
     const { ended, wants, idle } = work
     return handle.write(async (trx) => {
       const now = await databaseNow(handle, trx, clock)
-      // Endpoint rows before their attempts, the order a disabling PATCH or a DELETE takes them in.
-      const held = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()
+      // Endpoint rows before their attempts, the order a disabling PATCH or a DELETE takes them in, and
+      // all in one id order (PostgreSQL), with the held ones when their leases are renewed: a redelivery
+      // locks an account's rows in that order too, so the two never wait on each other in a circle.
       const touched = [
         ...wants.map((want) => want.endpointId),
         ...ended.map((end) => end.claimed.endpoint.id),
         ...work.hungUp.map((claimed) => claimed.endpoint.id),
       ]
-      await leases.lockRows(trx, [...new Set(touched)])
+      await leases.lockRows(trx, [...new Set(work.renew ? [...lanes.ids(), ...touched] : touched)])
+      const held = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()
       const settled = await settler.settleAll(trx, ended, owner, now)
       // Hung up on: pending again, for whichever instance holds the endpoint (this one, if it still does).
       await claims.release(
