@@ -84,7 +84,7 @@ function seedUsage(deps: Deps, apiKeyId: number): Promise<void> {
       requests: Math.round(requests * share[statusClass]),
     }))
   }).flat()
-  return deps.database.write((trx) => addUsage(trx, tallies))
+  return deps.database.write((trx) => addUsage(deps.database, trx, tallies))
 }
 
 function introduction(server: RunningServer, key: string): string[] {

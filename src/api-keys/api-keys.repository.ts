@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely'
-import type { ApiKeysTable } from '../db/database.js'
+import type { ApiKeysTable, Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import type { Limits } from '../rate-limit/rate-limit.port.js'
 import { isPlan, isScope, limitsFor, type Plan, type Scope } from './api-keys.plans.js'
@@ -87,6 +87,16 @@ export function createApiKeyRepository(handle: DbHandle) {
 
   return {
     findApiKeyById: findById,
+
+    /** The key's latest use, in the caller's transaction; never moved back (another instance's may be later). */
+    async markUsedIn(trx: Db, id: number, at: number): Promise<void> {
+      await trx
+        .updateTable('api_keys')
+        .set({ last_used_at: at })
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+        .execute()
+    },
 
     async findApiKeyByHash(keyHash: string): Promise<KeyLookup | undefined> {
       const [row] = await byHash(keyHash)

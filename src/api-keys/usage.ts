@@ -2,6 +2,8 @@ import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
+import { createApiKeyRepository } from './api-keys.repository.js'
+import { createUsageRepository } from './usage.repository.js'
 
 /** How `keys usage` groups responses (CONTRACT §10): 429 apart from the other 4xx; 1xx–3xx with 2xx. */
 export const STATUS_CLASSES = ['2xx', '4xx', '429', '5xx'] as const
@@ -38,6 +40,7 @@ export type UsageRecorder = ReturnType<typeof createUsageRecorder>
  */
 export function createUsageRecorder(deps: { handle: DbHandle; clock: Clock; logger: Logger }) {
   const { handle, clock, logger } = deps
+  const keys = createApiKeyRepository(handle)
   let tallies = new Map<string, Tally>()
   let lastUsed = new Map<number, number>()
 
@@ -61,15 +64,8 @@ export function createUsageRecorder(deps: { handle: DbHandle; clock: Clock; logg
     lastUsed = new Map()
     try {
       await handle.write(async (trx) => {
-        await addUsage(trx, [...batch.values()])
-        for (const [apiKeyId, at] of used) {
-          await trx
-            .updateTable('api_keys')
-            .set({ last_used_at: at })
-            .where('id', '=', apiKeyId)
-            .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
-            .execute()
-        }
+        await addUsage(handle, trx, [...batch.values()])
+        for (const [apiKeyId, at] of used) await keys.markUsedIn(trx, apiKeyId, at)
       })
     } catch (error) {
       for (const [id, tally] of batch) {
@@ -99,23 +95,16 @@ export function createUsageRecorder(deps: { handle: DbHandle; clock: Clock; logg
 }
 
 /** Adds counts to the account's `key_usage` rows (the recorder's flush; the demo's past days). */
-export async function addUsage(trx: Db, tallies: readonly Tally[]): Promise<void> {
-  if (tallies.length === 0) return
-  const rows = tallies.map((tally) => ({
-    api_key_id: tally.apiKeyId,
-    day: tally.day,
-    class: tally.statusClass,
-    requests: tally.requests,
-  }))
-  await trx
-    .insertInto('key_usage')
-    .values(rows)
-    .onConflict((conflict) =>
-      conflict.columns(['api_key_id', 'day', 'class']).doUpdateSet((eb) => ({
-        requests: eb('key_usage.requests', '+', eb.ref('excluded.requests')),
-      })),
-    )
-    .execute()
+export function addUsage(handle: DbHandle, trx: Db, tallies: readonly Tally[]): Promise<void> {
+  return createUsageRepository(handle).add(
+    trx,
+    tallies.map((tally) => ({
+      api_key_id: tally.apiKeyId,
+      day: tally.day,
+      class: tally.statusClass,
+      requests: tally.requests,
+    })),
+  )
 }
 
 export interface UsageDay {
@@ -131,12 +120,7 @@ export async function usageOf(
   now: number,
 ): Promise<UsageDay[]> {
   const dayList = Array.from({ length: days }, (_, index) => utcDay(now - (days - 1 - index) * DAY_MS))
-  const rows = await handle.db
-    .selectFrom('key_usage')
-    .select(['day', 'class', 'requests'])
-    .where('api_key_id', '=', apiKeyId)
-    .where('day', '>=', dayList[0] ?? '')
-    .execute()
+  const rows = await createUsageRepository(handle).since(apiKeyId, dayList[0] ?? '')
   return dayList.map((day) => {
     const requests = { '2xx': 0, '4xx': 0, '429': 0, '5xx': 0 }
     for (const row of rows)
