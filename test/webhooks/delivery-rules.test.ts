@@ -198,6 +198,37 @@ describe('delivery rules', () => {
   )
 
   it.skipIf(onServices)(
+    'scales the 5 days after which a failing endpoint is disabled by PETSTORE_WEBHOOK_RETRY_SCALE, as the schedule',
+    async () => {
+      const clock = new FakeClock(Date.now())
+      const scale = 0.01
+      const { t, endpoint, createPet, read, receiver } = await setUp(
+        { PETSTORE_WEBHOOK_RETRY_SCALE: String(scale) },
+        () => ({ status: 500 }),
+        clock,
+      )
+      const idle = () => t.server.dispatcher.whenIdle()
+      const firstFailureAt = clock.now()
+      await createPet()
+      await receiver.waitFor(1)
+      await idle()
+      // The first retry (due 50 ms ± 20 % later) fails 1 ms short of the scaled 5 days: still enabled.
+      clock.set(firstFailureAt + FAILING_DISABLES_AFTER_MS * scale - 1)
+      await receiver.waitFor(2)
+      await idle()
+      expect(await read(`/webhook_endpoints/${endpoint.id}`)).toMatchObject({ status: 'enabled' })
+      clock.advance(1)
+      await createPet('at the scaled 5 days')
+      await receiver.waitFor(3)
+      await idle()
+      expect(await read(`/webhook_endpoints/${endpoint.id}`)).toMatchObject({
+        status: 'disabled',
+        disabledReason: expect.stringMatching(/5 days/),
+      })
+    },
+  )
+
+  it.skipIf(onServices)(
     'sends nothing more once the account’s key is revoked: a retry due then ends as failed, with why',
     async () => {
       const clock = new FakeClock(Date.now())
