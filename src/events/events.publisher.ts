@@ -16,7 +16,8 @@ export interface NewEvent {
   object: object
   /**
    * The change's trace context (tracing/tracing.ts `currentTraceParent`), when it was captured before the
-   * write joined a group commit; otherwise the recorder takes the active span's.
+   * write joined a group commit (null: its request was not traced); when not given, the recorder takes the
+   * active span's.
    */
   traceParent?: string | null
 }
@@ -103,7 +104,8 @@ export function createEventRecorder(handle: Pick<DbHandle, 'dialect'>, now: () =
           resource_version: event.resourceVersion,
           object: JSON.stringify(event.object),
           created_at: createdAt,
-          trace_parent: event.traceParent ?? traceParent,
+          // null is a captured "none" (a request sampled out), not a missing one: it stays null.
+          trace_parent: event.traceParent === undefined ? traceParent : event.traceParent,
         })),
       )
     },
