@@ -1,4 +1,14 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api'
+import {
+  type Attributes,
+  type Context,
+  context,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  TraceFlags,
+  trace,
+} from '@opentelemetry/api'
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -28,6 +38,29 @@ export function samplerOf(config: Pick<TracingConfig, 'sampler' | 'ratio'>): Sam
       return new ParentBasedSampler({ root: ratio() })
     case 'parentbased_always_on':
       return new ParentBasedSampler({ root: new AlwaysOnSampler() })
+  }
+}
+
+/**
+ * `sampler`, but a span linked to a sampled one is sampled too: the dispatcher's spans (a webhook attempt,
+ * a fan-out) start traces of their own, linked to the change that emitted the event, so every attempt of
+ * a change that was traced is kept whatever the ratio. The other spans are `sampler`'s to decide.
+ */
+export function followingLinks(sampler: Sampler): Sampler {
+  return {
+    shouldSample(
+      parent: Context,
+      traceId: string,
+      name: string,
+      kind: SpanKind,
+      attributes: Attributes,
+      links: Link[],
+    ) {
+      const linkedToSampled = links.some((link) => (link.context.traceFlags & TraceFlags.SAMPLED) !== 0)
+      if (linkedToSampled) return { decision: SamplingDecision.RECORD_AND_SAMPLED }
+      return sampler.shouldSample(parent, traceId, name, kind, attributes, links)
+    },
+    toString: () => `FollowingLinks{${sampler.toString()}}`,
   }
 }
 

@@ -8,7 +8,7 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TracingConfig } from '../config.js'
 import { VERSION } from '../version.js'
-import { RequestSampling, samplerOf } from './request-sampling.js'
+import { followingLinks, RequestSampling, samplerOf } from './request-sampling.js'
 import { droppedSpans, useTracer } from './tracing.js'
 
 /** What a started SDK gives the server: the request spans' plugin, a place for its warnings, the flush. */
@@ -47,7 +47,7 @@ export function startTracing(config: TracingConfig): StartedTracing {
   const exporter = config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter()
   const sdk = new NodeSDK({
     serviceName: config.serviceName,
-    sampler,
+    sampler: followingLinks(sampler),
     idGenerator: sampling.idGenerator,
     traceExporter: countingFailures(exporter),
     instrumentations: [fastifyOtel],

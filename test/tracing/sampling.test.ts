@@ -1,7 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { ROOT_CONTEXT } from '@opentelemetry/api'
 import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base'
 import { expect, test } from 'vitest'
 import { logLine } from '../service-process.js'
+import { startReceiver } from '../webhooks/harness.js'
 import { tracedServices } from './traced-service.js'
 
 /**
@@ -77,4 +79,40 @@ test('a 404 traced because its caller sampled it: its handler span is a child na
   expect(request?.name).toBe('GET')
   expect(handler).toMatchObject({ traceId, parentSpanId: request?.spanId })
   expect(spans.every((span) => span.traceId === traceId)).toBe(true)
+})
+
+test('every attempt of a traced change is kept, whatever the ratio: the dispatcher follows the link to its cause', async () => {
+  const receiver = await traced.receiver()
+  const hooks = await startReceiver(() => ({ status: 204 }))
+  try {
+    // No trace of its own is ever started here: only a caller's sampled request is traced.
+    const { service, key } = await serve({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_TRACES_SAMPLER: 'parentbased_always_off',
+      PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
+    })
+    const post = (path: string, body: object, headers: Record<string, string> = {}) =>
+      fetch(`http://127.0.0.1:${service.port}/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      })
+    const url = `http://127.0.0.1:${hooks.port}/hook`
+    expect((await post('/webhook_endpoints', { url, events: ['pet.created'] })).status).toBe(201)
+    expect((await post('/pets', { name: 'untraced', categoryId: 1 })).status).toBe(201)
+    const traceId = '5bf92f3577b34da6a3ce929d0e0e4736'
+    const traceparent = `00-${traceId}-00f067aa0ba902b7-01`
+    expect((await post('/pets', { name: 'traced', categoryId: 1 }, { traceparent })).status).toBe(201)
+    await hooks.waitFor(2)
+    const linked = (span: { links: { traceId: string }[] }) =>
+      span.links.some((link) => link.traceId === traceId)
+    await receiver.waitFor((all) => all.some((span) => span.name === 'webhook attempt' && linked(span)))
+    // Spans leave every 50 ms: the untraced change's attempt would have been exported by now.
+    await sleep(500)
+    const attempts = receiver.spans.filter((span) => span.name === 'webhook attempt')
+    expect(attempts).toHaveLength(1)
+    expect(attempts.every(linked)).toBe(true)
+  } finally {
+    await hooks.close()
+  }
 })

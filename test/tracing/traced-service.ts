@@ -52,7 +52,7 @@ export function tracedServices(prefix: string) {
         fetch(`http://127.0.0.1:${service.port}/v1/pets`, {
           headers: { authorization: `Bearer ${key}`, ...headers },
         })
-      return { service, listPets }
+      return { service, listPets, key }
     },
   }
 }
