@@ -151,6 +151,35 @@ describe('requests', () => {
     }
   })
 
+  test('a path with an id is named by its route template, never by the id', async () => {
+    const created = await call('/v1/pets', { method: 'POST', body: { name: 'Named', categoryId: 1 } })
+    const { id } = (await created.json()) as { id: number }
+    const got = await call(`/v1/pets/${id}`)
+    expect(got.status).toBe(200)
+    const span = await serverSpanOf(got)
+    expect(span.name).toBe('GET /v1/pets/:petId')
+    expect(span.attributes['http.route']).toBe('/v1/pets/:petId')
+  })
+
+  test.skipIf(onServices)(
+    'a page read again unchanged is a cache hit, with no statement under it (SQLite)',
+    async () => {
+      const page = () => call('/v1/pets?limit=7')
+      await serverSpanOf(await page())
+      // A write between the two (the key's usage, flushed every 5 s) would make the second a miss: three tries.
+      const hits: unknown[] = []
+      for (let attempt = 0; attempt < 3 && !hits.includes(true); attempt++) {
+        const span = await serverSpanOf(await page())
+        const below = await underWhenThere(span, 'cache pet page')
+        const cache = below.find((child) => child.name === 'cache pet page')
+        hits.push(cache?.attributes['petstore.cache.hit'])
+        if (cache?.attributes['petstore.cache.hit'] === true)
+          expect(below.filter((child) => child.attributes['db.query.text'] !== undefined)).toEqual([])
+      }
+      expect(hits).toContain(true)
+    },
+  )
+
   test('createPet with an Idempotency-Key: the claim, then its replay; without one, the group commit', async () => {
     const body = { name: 'Traced', categoryId: 1 }
     const headers = { 'idempotency-key': 'trace-1' }
