@@ -56,6 +56,11 @@ export const FORMATS: Readonly<Record<string, { check(text: string): boolean; ex
     check: (text) => listOf(text).every((pair) => /^[^=,\s]+=[^,]*$/.test(pair)),
     expectation: 'must be a comma list of key=value pairs',
   },
+  'petstore.otel-boolean': {
+    // OpenTelemetry's booleans are case-insensitive.
+    check: (text) => /^(true|false)$/i.test(text),
+    expectation: 'must be true or false (in any case)',
+  },
   'petstore.trust-proxy': {
     check: (text) => /^(true|false|\d{1,2})$/.test(text) || listOf(text).every(isAddressOrCidr),
     expectation: 'must be true, false, a hop count or a comma list of proxy addresses/CIDRs',
@@ -206,19 +211,22 @@ export const ConfigSchema = Type.Object({
       },
     ),
   ),
-  OTEL_SDK_DISABLED: Type.Enum(['true', 'false'], {
-    default: 'false',
-    description: '`true` keeps tracing off whatever the endpoint variables say',
-  }),
+  OTEL_SDK_DISABLED: text(
+    'petstore.otel-boolean',
+    '`true` (in any case) keeps tracing off whatever the endpoint variables say',
+    { default: 'false' },
+  ),
   OTEL_EXPORTER_OTLP_PROTOCOL: Type.Enum(['http/protobuf', 'http/json'], {
     default: 'http/protobuf',
     description: 'how spans are sent to the receiver',
   }),
-  OTEL_SERVICE_NAME: Type.String({
-    minLength: 1,
-    default: 'petstore',
-    description: "the traces' `service.name`",
-  }),
+  OTEL_SERVICE_NAME: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: "the traces' `service.name`",
+      'x-unset': '`service.name` of OTEL_RESOURCE_ATTRIBUTES when it names one, else `petstore`',
+    }),
+  ),
   OTEL_RESOURCE_ATTRIBUTES: Type.Optional(
     text(
       'petstore.otel-resource',

@@ -145,4 +145,26 @@ describe('loadConfig', () => {
       /^PETSTORE_WEBHOOKS_ALLOW_PRIVATE must be one of 0, 1/,
     )
   })
+
+  test('tracing: on with an endpoint unless OTEL_SDK_DISABLED is true in any case; the service name as OpenTelemetry ranks it; bad values named', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
+    expect(loadConfig({}).tracing).toBeUndefined()
+    expect(loadConfig(endpoint).tracing).toMatchObject({ serviceName: 'petstore', protocol: 'http/protobuf' })
+    for (const disabled of ['true', 'TRUE', 'True'])
+      expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: disabled }).tracing, disabled).toBeUndefined()
+    expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'FALSE' }).tracing).toBeDefined()
+    expect(() => loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'yes' })).toThrow(/^OTEL_SDK_DISABLED must be/)
+    // OTEL_SERVICE_NAME first, then OTEL_RESOURCE_ATTRIBUTES' (left to the SDK to read), then petstore.
+    const named = {
+      ...endpoint,
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=staging,service.name=shop',
+    }
+    expect(loadConfig(named).tracing?.serviceName).toBeUndefined()
+    expect(loadConfig({ ...named, OTEL_SERVICE_NAME: 'orders' }).tracing?.serviceName).toBe('orders')
+    const other = { ...endpoint, OTEL_RESOURCE_ATTRIBUTES: 'my.service.name=x' }
+    expect(loadConfig(other).tracing?.serviceName).toBe('petstore')
+    expect(() => loadConfig({ ...endpoint, OTEL_TRACES_SAMPLER: 'sometimes' })).toThrow(
+      /^OTEL_TRACES_SAMPLER must be/,
+    )
+  })
 })

@@ -133,9 +133,11 @@ function toConfig(variables: Variables) {
 /** On exactly as an OpenTelemetry SDK would be: an OTLP endpoint is set and OTEL_SDK_DISABLED is not `true`. */
 function tracingOf(variables: Variables) {
   const endpoint = variables.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? variables.OTEL_EXPORTER_OTLP_ENDPOINT
-  if (endpoint === undefined || variables.OTEL_SDK_DISABLED === 'true') return undefined
+  if (endpoint === undefined || variables.OTEL_SDK_DISABLED.toLowerCase() === 'true') return undefined
+  const resourceNamesService = /(^|,)\s*service\.name\s*=/.test(variables.OTEL_RESOURCE_ATTRIBUTES ?? '')
   return {
-    serviceName: variables.OTEL_SERVICE_NAME,
+    /** As OpenTelemetry ranks them: OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES' (undefined: the SDK reads it). */
+    serviceName: variables.OTEL_SERVICE_NAME ?? (resourceNamesService ? undefined : 'petstore'),
     protocol: variables.OTEL_EXPORTER_OTLP_PROTOCOL,
     sampler: variables.OTEL_TRACES_SAMPLER,
     /** The share a `*traceidratio` sampler keeps: 1 unless set, as the SDK defaults it. */

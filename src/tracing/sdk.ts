@@ -46,7 +46,7 @@ export function startTracing(config: TracingConfig): StartedTracing {
   })
   const exporter = config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter()
   const sdk = new NodeSDK({
-    serviceName: config.serviceName,
+    ...(config.serviceName !== undefined && { serviceName: config.serviceName }),
     sampler: followingLinks(sampler),
     idGenerator: sampling.idGenerator,
     traceExporter: countingFailures(exporter),

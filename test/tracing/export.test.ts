@@ -50,6 +50,18 @@ test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone turns tracing on; OTEL_SDK_DISABL
   expect(other.raw).toHaveLength(0)
 })
 
+test('the service is named by OTEL_RESOURCE_ATTRIBUTES when OTEL_SERVICE_NAME is not set', async () => {
+  const receiver = await traced.receiver()
+  const { listPets } = await serve({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_RESOURCE_ATTRIBUTES: 'service.name=shop,deployment.environment.name=staging',
+  })
+  await listPets()
+  const spans = await receiver.waitFor((all) => all.some((span) => span.name === 'GET /v1/pets'))
+  expect(spans.find((span) => span.name === 'GET /v1/pets')?.service).toBe('shop')
+})
+
 test('the sampler follows a caller that sampled, and keeps none of its own at a ratio of 0', async () => {
   const receiver = await traced.receiver()
   const { service, listPets } = await serve({
