@@ -5,7 +5,8 @@
 # better-sqlite3 compiles against that line's headers, exactly as a user's `npm ci` would.
 # Without arguments (CI): every line installs (better-sqlite3 compiled against its headers and loaded) and
 # runs a third of the suite (vitest --shard 1/3, 2/3, 3/3), so every test runs on the machine's Node
-# (npm test) and on one of 22, 24 and 26, and CI stays within its time. Named lines run the whole suite
+# (npm test) and on one of 22, 24 and 26, and CI stays within its time; the tracing suites run whole on
+# each. Named lines run the whole suite
 # (`npm run test:node-lines 24`, as before a release).
 # The lines install side by side first (downloads and compilers overlap; nothing is being timed yet), then
 # their suites run one after another, alone on the machine, as the timing-bound tests need.
@@ -78,6 +79,10 @@ for line in "${lines[@]}"; do
     if [ -n "${SHARD[$line]:-}" ]; then
       echo "== Node $version: npm test, shard ${SHARD[$line]}"
       npm test -- --shard="${SHARD[$line]}"
+      # The OpenTelemetry SDK must work on every line (docs/observability.md): the tracing suites whole,
+      # whichever shard they fell in (about 20 s).
+      echo "== Node $version: the tracing suites"
+      npx vitest run test/tracing src/events/events.publisher.test.ts
     else
       echo "== Node $version: npm test"
       npm test
