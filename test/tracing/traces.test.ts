@@ -294,6 +294,17 @@ describe('webhooks', () => {
       }),
     ])
     expect(attempts[0]).toMatchObject({ kind: CLIENT, status: { code: ERROR } })
+    for (const attempt of attempts) {
+      // The receiver's host and port, never the URL's path (it may carry a token); the attempt's duration.
+      expect(attempt.attributes['server.address']).toBe(`127.0.0.1:${webhooks.port}`)
+      expect(attempt.attributes['petstore.webhook.duration_ms']).toEqual(expect.any(Number))
+      // Linked to a span of the change's request (the one active when it wrote), not only to its trace.
+      const link = attempt.links.find((candidate) => candidate.traceId === cause.traceId)
+      const linkedSpan = otlp.spans.find((span) => span.spanId === link?.spanId)
+      expect(
+        linkedSpan === cause || descendantsOf(otlp.spans, cause).includes(linkedSpan as ReceivedSpan),
+      ).toBe(true)
+    }
     // Each attempt is a trace of its own (hours of retries are not one trace), tied by its link.
     expect(new Set(attempts.map((span) => span.traceId)).size).toBe(2)
     expect(attempts.every((span) => span.traceId !== cause.traceId)).toBe(true)
