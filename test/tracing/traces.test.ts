@@ -224,6 +224,13 @@ describe('requests', () => {
       'petstore.key.id': limited.id,
       'petstore.rate_limit.decision': 'limited',
     })
+    // Under it: the key's lookup and, on Redis, the limiter's call; never the handler nor its statements.
+    const below = await underWhenThere(span, onServices ? 'redis rate-limit' : 'cache api key')
+    expect(below.map((child) => child.name)).toContain('cache api key')
+    if (onServices) expect(below.find((child) => child.name === 'redis rate-limit')?.kind).toBe(CLIENT)
+    expect(below.filter((child) => child.name.startsWith('handler') || child.name === 'SELECT pets')).toEqual(
+      [],
+    )
   })
 
   test('placeOrder: the order, its pet and its events written in the statements under one span', async () => {
