@@ -91,7 +91,7 @@ export function createLeasesRepository(handle: DbHandle) {
     ): Promise<LeasedEndpoint[]> {
       const { now } = options
       const dead = await deadOwners(now)
-      const candidates = await trx
+      let chosen = trx
         .selectFrom('webhook_endpoints as e')
         .select('e.id')
         .where('e.status', '=', 'enabled')
@@ -107,7 +107,10 @@ export function createLeasesRepository(handle: DbHandle) {
         .orderBy((eb) => eb.fn.coalesce('e.lease_until', eb.lit(0)))
         .orderBy('e.id')
         .limit(options.limit)
-        .execute()
+      // PostgreSQL: rows another transaction holds are skipped, never waited for (the step already holds
+      // others, in id order; waiting here, out of that order, could close a circle with a redelivery).
+      if (handle.dialect === 'postgres') chosen = chosen.forUpdate().skipLocked()
+      const candidates = await chosen.execute()
       if (candidates.length === 0) return []
       // The condition again, in the update: of two instances that chose the same endpoint, one gets it.
       const rows = await trx

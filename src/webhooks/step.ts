@@ -108,12 +108,14 @@ export function createStep(deps: StepDeps) {
     return handle.write(async (trx) => {
       const now = await databaseNow(handle, trx, clock)
       // Endpoint rows before their attempts, the order a disabling PATCH or a DELETE takes them in, and
-      // all in one id order (PostgreSQL), with the held ones when their leases are renewed: a redelivery
-      // locks an account's rows in that order too, so the two never wait on each other in a circle.
+      // all in one id order (PostgreSQL): those it touches, those it may let go, and every held one when
+      // their leases are renewed. A redelivery locks an account's rows in that order too, and the leasing
+      // below skips rows others hold: the two never wait on each other in a circle.
       const touched = [
         ...wants.map((want) => want.endpointId),
         ...ended.map((end) => end.claimed.endpoint.id),
         ...work.hungUp.map((claimed) => claimed.endpoint.id),
+        ...idle,
       ]
       await leases.lockRows(trx, [...new Set(work.renew ? [...lanes.ids(), ...touched] : touched)])
       const held = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()

@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import { createApiKeyRepository } from '../../src/api-keys/api-keys.repository.js'
+import { systemClock } from '../../src/clock.js'
+import { loadConfig } from '../../src/config.js'
+import { connectDatabase } from '../../src/db/connect.js'
+import type { DbHandle } from '../../src/db/handle.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
+import { createEndpointsRepository } from '../../src/webhooks/endpoints.repository.js'
+import { createLanes } from '../../src/webhooks/lanes.js'
+import { createLeasesRepository, ownerIdOf } from '../../src/webhooks/leases.repository.js'
+import { createStep } from '../../src/webhooks/step.js'
+import { createTestDatabase } from './test-stores.js'
+
+/**
+ * A step that renews its leases takes the endpoint rows' locks in id order, as a redelivery takes an
+ * account's: never one row locked while it waits for a lower one (two such transactions would wait on each
+ * other in a circle, and PostgreSQL would roll one back).
+ */
+
+let handle: DbHandle
+let url: string
+let drop: () => Promise<void>
+beforeEach(async () => {
+  const database = await createTestDatabase()
+  ;({ url, drop } = database)
+  handle = await connectDatabase(loadConfig({ DATABASE_URL: url }).database)
+  await migrateToLatest(handle.db)
+})
+afterEach(async () => {
+  await handle.close()
+  await drop()
+})
+
+async function client(): Promise<pg.Client> {
+  const connection = new pg.Client({ connectionString: url })
+  await connection.connect()
+  return connection
+}
+
+test('a renewing step waiting for its lowest endpoint row holds none of the higher ones meanwhile', async () => {
+  const keys = createApiKeyRepository(handle)
+  const account = await keys.insertApiKey({
+    keyHash: 'hash-lock-order',
+    prefix: 'ps_live_abcd',
+    name: null,
+    plan: 'free',
+    environment: 'production',
+    custom: {},
+    scope: 'write',
+    expiresAt: null,
+    createdAt: Date.now(),
+  })
+  const endpoints = createEndpointsRepository(handle)
+  const fields = { url: 'https://hooks.example/in', events: ['*'], description: null }
+  const [low, high] = await handle.write(async (trx) => [
+    await endpoints.insert(trx, account.id, fields, 'whsec_a', Date.now()),
+    await endpoints.insert(trx, account.id, fields, 'whsec_b', Date.now()),
+  ])
+  const owner = ownerIdOf(randomUUID())
+  await handle.db
+    .updateTable('webhook_endpoints')
+    .set({ lease_owner: owner, lease_until: Date.now() + 60_000 })
+    .execute()
+  // The low row written again: its newest version now lies after the high one's, so a statement that
+  // locks rows in the order it meets them meets the high one first.
+  await handle.db
+    .updateTable('webhook_endpoints')
+    .set({ description: 'moved' })
+    .where('id', '=', low.id)
+    .execute()
+  const lanes = createLanes({
+    maxInFlight: 8,
+    run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
+    isStillOwn: () => true,
+    now: () => Date.now(),
+    mayStart: () => false,
+    started: () => {},
+    ended: () => {},
+  })
+  lanes.add(
+    [low, high].map((row) => ({ id: row.id, accountId: account.id, failuresInRow: 0 })),
+    Date.now(),
+  )
+  const step = createStep({
+    handle,
+    clock: systemClock,
+    owner,
+    lanes,
+    claims: createClaimsRepository(handle),
+    leases: createLeasesRepository(handle),
+    retryScale: 1,
+  })
+  const blocker = await client()
+  const prober = await client()
+  try {
+    await blocker.query('begin')
+    await blocker.query('select id from webhook_endpoints where id = $1 for update', [low.id])
+    // Its first step renews (it never has): it waits for the low row.
+    const stepping = step.step(true).catch((error: unknown) => error)
+    const waiting = async () =>
+      (
+        await prober.query(
+          "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()",
+        )
+      ).rows[0].n as number
+    for (let tries = 0; tries < 100 && (await waiting()) === 0; tries++) await sleep(20)
+    expect(await waiting()).toBe(1)
+    // Meanwhile the high row is free: nothing of the step holds it.
+    await prober.query('begin')
+    const free = await prober.query('select id from webhook_endpoints where id = $1 for update nowait', [
+      high.id,
+    ])
+    expect(free.rows).toEqual([{ id: String(high.id) }])
+    await prober.query('rollback')
+    await blocker.query('rollback')
+    expect(await stepping).toMatchObject({ busy: expect.any(Boolean) })
+  } finally {
+    await blocker.end()
+    await prober.end()
+  }
+})
