@@ -155,6 +155,25 @@ export function createEventsRepository(handle: DbHandle) {
           .where('seq', 'in', [...seqs])
           .execute()
     },
+    /** The last event id committed (0 when none). */
+    lastSeqIn: async (trx: Db): Promise<number> =>
+      Number((await trx.selectNoFrom(lastEventSeq().as('seq')).executeTakeFirstOrThrow()).seq),
+    /** Marks up to `limit` waiting events with an id up to `upTo` fanned out, oldest first; how many. */
+    async markWaitingUpTo(trx: Db, upTo: number, limit: number): Promise<number> {
+      const oldest = trx
+        .selectFrom('events')
+        .select('seq')
+        .where('fanned_out', '=', 0)
+        .where('seq', '<=', upTo)
+        .orderBy('seq')
+        .limit(limit)
+      const result = await trx
+        .updateTable('events')
+        .set({ fanned_out: 1 })
+        .where('seq', 'in', oldest)
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows)
+    },
     /** An event fanned out in part: the last endpoint id it reached. */
     async keepFanOutPlace(trx: Db, seq: number, endpointId: number): Promise<void> {
       await trx.updateTable('events').set({ fan_out_after: endpointId }).where('seq', '=', seq).execute()

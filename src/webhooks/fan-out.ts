@@ -20,6 +20,11 @@ export const FAN_OUT_ROWS = 2_000
  * hungry endpoint is enough to fan out, so no backlog, however long, holds back anyone else's events.
  */
 export const FAN_OUT_AHEAD = 500
+/**
+ * With no endpoint enabled, waiting events are marked, no attempt written, this many per statement at most:
+ * enough to keep up with any write rate from one poll to the next.
+ */
+export const PASS_OVER_EVENTS = 10_000
 
 export type FanOut = ReturnType<typeof createFanOut>
 
@@ -97,17 +102,29 @@ export function createFanOut(handle: DbHandle) {
   return {
     fanOut,
     /**
-     * Whether some enabled endpoint has fewer than FAN_OUT_AHEAD attempts due (retries due later do
-     * not count): the first one found answers. With no endpoint enabled, yes: nobody takes the waiting
-     * events, and fanning them out marks them done (else they would wait for ever, out of retention's
-     * reach, and the outbox's depth and age would grow with nothing owed).
+     * What waiting events need now: `fan` when some enabled endpoint has fewer than FAN_OUT_AHEAD attempts
+     * due (retries due later do not count: the first one found answers); `pass` when no endpoint is
+     * enabled, so nobody takes them (`passOver`); undefined while every endpoint has its fill.
      */
-    async anyHungry(now: number): Promise<boolean> {
+    async demand(now: number): Promise<'fan' | 'pass' | undefined> {
       const enabled = await endpoints.enabledIds()
+      if (enabled.length === 0) return 'pass'
       for (const id of enabled) {
-        if (!(await attempts.hasDue(id, now, FAN_OUT_AHEAD))) return true
+        if (!(await attempts.hasDue(id, now, FAN_OUT_AHEAD))) return 'fan'
       }
-      return enabled.length === 0
+      return undefined
+    },
+    /**
+     * With no endpoint enabled, marks up to PASS_OVER_EVENTS waiting events fanned out, oldest first, in
+     * one statement: no attempt and no span (else they would wait for ever, out of retention's reach, the
+     * outbox's depth and age growing over nothing owed). The last event id is read before endpoints are
+     * looked at again, and only events up to it are marked: an endpoint enabled meanwhile takes what
+     * commits after its own creation, which is later. How many it marked.
+     */
+    async passOver(trx: Db): Promise<number> {
+      const upTo = await events.lastSeqIn(trx)
+      if ((await endpoints.enabledIds()).length > 0) return 0
+      return events.markWaitingUpTo(trx, upTo, PASS_OVER_EVENTS)
     },
     /** Forgets earlier subscriptions that no event waiting to be fanned out can need any more. */
     async pruneSubscriptions(trx: Db): Promise<void> {

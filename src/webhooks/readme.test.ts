@@ -10,7 +10,7 @@ import { BUSY_MS, MAX_IN_FLIGHT, POLL_MS } from './dispatcher.js'
 import { REPORT_MS, RESTART_MS } from './dispatcher-thread.js'
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import { RETENTION_MS } from './event-log.js'
-import { FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS } from './fan-out.js'
+import { FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS, PASS_OVER_EVENTS } from './fan-out.js'
 import {
   MAX_QUEUE_SIZE,
   OPEN_CIRCUIT_CAP,
@@ -52,6 +52,7 @@ it.each([
   ['fan-out events per transaction', `takes up to ${n(FAN_OUT_EVENTS)} of them`],
   ['fan-out attempts per transaction', `writes at most ${n(FAN_OUT_ROWS)} attempts`],
   ['the fan-out gate', `has ${FAN_OUT_AHEAD} attempts due`],
+  ['events passed over', `up to ${n(PASS_OVER_EVENTS)} a statement at each poll`],
   ['lanes per instance', `up to ${n(MAX_LANES)} at once`],
   [
     'a step’s bounds',

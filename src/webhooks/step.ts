@@ -75,7 +75,7 @@ export function createStep(deps: StepDeps) {
     const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
     // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once).
     if (claim && (await events.anyUnpublished())) await handle.write((trx) => publishEvents(handle, trx))
-    const fan = claim && (await events.anyWaiting()) && (await fanOut.anyHungry(startedAt))
+    const fan = claim && (await events.anyWaiting()) ? await fanOut.demand(startedAt) : undefined
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
     const low = claim ? lanes.wants() : []
     const takeable = await claims.takeableAmong(
@@ -126,7 +126,8 @@ export function createStep(deps: StepDeps) {
         work.hungUp.map((claimed) => claimed.id),
         owner,
       )
-      if (work.fan) await fanOut.fanOut(trx, now)
+      if (work.fan === 'fan') await fanOut.fanOut(trx, now)
+      else if (work.fan === 'pass') await fanOut.passOver(trx)
       const limit = Math.min(MAX_LANES - lanes.size, ENDPOINTS_PER_STEP)
       const acquired = work.acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
       const fresh = acquired.map((endpoint) => ({ endpointId: endpoint.id, count: wantFor(0) }))
@@ -166,7 +167,9 @@ export function createStep(deps: StepDeps) {
     lanes.enqueue(result.taken)
     const more = work.more || result.acquired.length === ENDPOINTS_PER_STEP
     // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).
-    const busy = work.ended.length > 0 || work.fan || result.taken.length > 0 || result.acquired.length > 0
+    // Passing events over (no endpoint enabled) is no reason to step again sooner than a poll.
+    const fanned = work.fan === 'fan'
+    const busy = work.ended.length > 0 || fanned || result.taken.length > 0 || result.acquired.length > 0
     return { busy, more }
   }
 

@@ -72,18 +72,18 @@ it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD atte
     .values(backlog(slow?.id ?? 0, now))
     .execute()
   // One endpoint's backlog, however long, holds back nobody: the other is hungry.
-  expect(await fanOut.anyHungry(now)).toBe(true)
+  expect(await fanOut.demand(now)).toBe('fan')
   // Retries due later are not work to do now.
   await db
     .insertInto('webhook_attempts')
     .values(backlog(fast?.id ?? 0, now + 60_000))
     .execute()
-  expect(await fanOut.anyHungry(now)).toBe(true)
+  expect(await fanOut.demand(now)).toBe('fan')
   // Every endpoint has FAN_OUT_AHEAD due: events wait, one row each.
-  expect(await fanOut.anyHungry(now + 60_000)).toBe(false)
+  expect(await fanOut.demand(now + 60_000)).toBeUndefined()
 })
 
-it('with no endpoint enabled, fans waiting events out to nobody: done, so retention can delete them; an endpoint created later takes what commits after it', async (context) => {
+it('with no endpoint enabled, passes waiting events over in one statement, so retention can delete them; an endpoint created later takes what commits after it', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
   const { db } = handle
@@ -97,14 +97,18 @@ it('with no endpoint enabled, fans waiting events out to nobody: done, so retent
   await db.insertInto('events').values([event, event]).execute()
   const fanOut = createFanOut(handle)
   const events = createEventsRepository(handle)
-  expect(await fanOut.anyHungry(now)).toBe(true)
-  expect(await handle.write((trx) => fanOut.fanOut(trx, now))).toBe(2)
+  expect(await fanOut.demand(now)).toBe('pass')
+  expect(await handle.write((trx) => fanOut.passOver(trx))).toBe(2)
   expect(await events.anyWaiting()).toBe(false)
+  expect(await db.selectFrom('webhook_attempts').selectAll().execute()).toEqual([])
   const created = await t.deps.webhookEndpoints.create(account, {
     url: 'https://93.184.216.34/in',
     events: ['*'],
   })
   const [later] = await db.insertInto('events').values(event).returning('seq').execute()
+  // Enabled since: nothing is passed over any more, the fan-out writes its attempt.
+  expect(await fanOut.demand(now)).toBe('fan')
+  expect(await handle.write((trx) => fanOut.passOver(trx))).toBe(0)
   expect(await handle.write((trx) => fanOut.fanOut(trx, now))).toBe(1)
   const attempts = await db
     .selectFrom('webhook_attempts as a')

@@ -7,7 +7,7 @@ import { createAttemptsRepository } from '../../src/webhooks/attempts.repository
 import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { createWebhookRetention } from '../../src/webhooks/retention.js'
 import { build } from '../helpers.js'
-import { endpointRow } from './harness.js'
+import { endpointRow, startWebhookApp } from './harness.js'
 
 const DAY = 24 * 60 * 60 * 1000
 
@@ -161,4 +161,20 @@ it('lists and finds only the events of the last 30 days, whether or not retentio
   expect((listed.json() as { id: string }[]).map((event) => event.id)).toEqual([recent])
   expect((await get(`/v1/events/${recent}`)).statusCode).toBe(200)
   expect((await get(`/v1/events/${old}`)).statusCode).toBe(404)
+})
+
+it('with no endpoint at all, the dispatcher passes the events over as they come: none waits, no attempt is written', async () => {
+  const t = await startWebhookApp()
+  try {
+    const key = await t.issueKey()
+    for (let index = 0; index < 30; index++)
+      expect((await t.api(key, 'POST', '/pets', { name: `P${index}`, categoryId: 1 })).status).toBe(201)
+    await t.server.dispatcher.whenIdle()
+    const { db } = t.deps.database
+    expect(await createEventsRepository(t.deps.database).outbox()).toEqual({ depth: 0, oldest: null })
+    expect(await db.selectFrom('events').select('seq').execute()).toHaveLength(30)
+    expect(await db.selectFrom('webhook_attempts').selectAll().execute()).toEqual([])
+  } finally {
+    await t.close()
+  }
 })
