@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import Type from 'typebox'
 import Format from 'typebox/format'
+import { resourceAttributesOf } from './resource-attributes.js'
 
 /**
  * Every environment variable the service reads, as one TypeBox schema: its type and bounds, its default,
@@ -52,9 +53,10 @@ export const FORMATS: Readonly<Record<string, { check(text: string): boolean; ex
     expectation: 'must be an http(s) URL of an OTLP/HTTP receiver',
   },
   'petstore.otel-resource': {
-    // key=value pairs, comma-separated (W3C Baggage's shape, as the OpenTelemetry specification says).
-    check: (text) => listOf(text).every((pair) => /^[^=,\s]+=[^,]*$/.test(pair)),
-    expectation: 'must be a comma list of key=value pairs',
+    // What the SDK would discard whole (and with it a `service.name` given there) is refused at start-up.
+    check: (text) => resourceAttributesOf(text) !== undefined,
+    expectation:
+      "must be a comma list of key=value pairs, ',' and '=' percent-encoded, 255 characters each at most",
   },
   'petstore.otel-boolean': {
     // OpenTelemetry's booleans are case-insensitive.

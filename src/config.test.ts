@@ -166,5 +166,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...endpoint, OTEL_TRACES_SAMPLER: 'sometimes' })).toThrow(
       /^OTEL_TRACES_SAMPLER must be/,
     )
+    // What the SDK would discard whole, taking a service.name given there with it, stops the start-up.
+    for (const attributes of [
+      'service.name=shop,note=a=b',
+      'service.name=100%',
+      '=x',
+      `k=${'v'.repeat(256)}`,
+    ])
+      expect(() => loadConfig({ ...endpoint, OTEL_RESOURCE_ATTRIBUTES: attributes }), attributes).toThrow(
+        /^OTEL_RESOURCE_ATTRIBUTES must be a comma list of key=value pairs/,
+      )
+    const spaced = { ...endpoint, OTEL_RESOURCE_ATTRIBUTES: ' service.name = a%2Cb ' }
+    expect(loadConfig(spaced).tracing?.serviceName).toBeUndefined()
   })
 })

@@ -8,6 +8,7 @@ import { CONFIG_VARIABLES, type ConfigSchema, FORMATS, listOf, type VariableSche
 import { unknownVariableWarnings } from './config-typos.js'
 import { parseInteger } from './integer.js'
 import { redactUrl } from './redact-url.js'
+import { resourceAttributesOf } from './resource-attributes.js'
 
 type Variables = Static<typeof ConfigSchema>
 export type Environment = Variables['PETSTORE_ENV']
@@ -134,7 +135,9 @@ function toConfig(variables: Variables) {
 function tracingOf(variables: Variables) {
   const endpoint = variables.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? variables.OTEL_EXPORTER_OTLP_ENDPOINT
   if (endpoint === undefined || variables.OTEL_SDK_DISABLED.toLowerCase() === 'true') return undefined
-  const resourceNamesService = /(^|,)\s*service\.name\s*=/.test(variables.OTEL_RESOURCE_ATTRIBUTES ?? '')
+  const resourceNamesService = resourceAttributesOf(variables.OTEL_RESOURCE_ATTRIBUTES ?? '')?.has(
+    'service.name',
+  )
   return {
     /** As OpenTelemetry ranks them: OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES' (undefined: the SDK reads it). */
     serviceName: variables.OTEL_SERVICE_NAME ?? (resourceNamesService ? undefined : 'petstore'),
