@@ -33,7 +33,7 @@ export function makeAttempt(claimed: ClaimedAttempt, options: AttemptOptions): P
     'petstore.webhook.endpoint.id': claimed.endpoint.id,
     'petstore.webhook.attempt': claimed.attempt,
     'petstore.webhook.redelivery': claimed.redelivery,
-    'server.address': hostOf(claimed.endpoint.url),
+    ...serverOf(claimed.endpoint.url),
   }
   const links = linksTo([claimed.event.trace_parent])
   return inSpan(
@@ -52,7 +52,13 @@ export function makeAttempt(claimed: ClaimedAttempt, options: AttemptOptions): P
   )
 }
 
-const hostOf = (url: string) => (URL.canParse(url) ? new URL(url).host : undefined)
+/** The receiver as OpenTelemetry names a server: its host (`server.address`) and port (`server.port`). */
+function serverOf(raw: string): Record<string, string | number> {
+  if (!URL.canParse(raw)) return {}
+  const url = new URL(raw)
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port)
+  return { 'server.address': url.hostname, 'server.port': port }
+}
 
 /**
  * Makes one attempt: the URL judged again by the address rules (its name looked up once, the connection
