@@ -41,6 +41,7 @@ export type UsageRecorder = ReturnType<typeof createUsageRecorder>
 export function createUsageRecorder(deps: { handle: DbHandle; clock: Clock; logger: Logger }) {
   const { handle, clock, logger } = deps
   const keys = createApiKeyRepository(handle)
+  const usage = createUsageRepository(handle)
   let tallies = new Map<string, Tally>()
   let lastUsed = new Map<number, number>()
 
@@ -64,7 +65,7 @@ export function createUsageRecorder(deps: { handle: DbHandle; clock: Clock; logg
     lastUsed = new Map()
     try {
       await handle.write(async (trx) => {
-        await addUsage(handle, trx, [...batch.values()])
+        await usage.add(trx, rowsOf([...batch.values()]))
         for (const [apiKeyId, at] of used) await keys.markUsedIn(trx, apiKeyId, at)
       })
     } catch (error) {
@@ -94,18 +95,18 @@ export function createUsageRecorder(deps: { handle: DbHandle; clock: Clock; logg
   }
 }
 
-/** Adds counts to the account's `key_usage` rows (the recorder's flush; the demo's past days). */
+/** Adds counts to the accounts' `key_usage` rows (the demo's past days; the recorder keeps a repository of its own). */
 export function addUsage(handle: DbHandle, trx: Db, tallies: readonly Tally[]): Promise<void> {
-  return createUsageRepository(handle).add(
-    trx,
-    tallies.map((tally) => ({
-      api_key_id: tally.apiKeyId,
-      day: tally.day,
-      class: tally.statusClass,
-      requests: tally.requests,
-    })),
-  )
+  return createUsageRepository(handle).add(trx, rowsOf(tallies))
 }
+
+const rowsOf = (tallies: readonly Tally[]) =>
+  tallies.map((tally) => ({
+    api_key_id: tally.apiKeyId,
+    day: tally.day,
+    class: tally.statusClass,
+    requests: tally.requests,
+  }))
 
 export interface UsageDay {
   day: string

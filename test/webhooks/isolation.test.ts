@@ -127,13 +127,13 @@ describe('partners are isolated', () => {
       await slow.waitFor(4)
       expect((await t.api(key, method, `/webhook_endpoints/${endpoint.id}`, body)).status).toBe(status)
       // At the answer at most 4 attempts were started and not ended: those being answered, and the rest of
-      // the 4 still on their way. Anything beyond those started after the 204.
+      // the 4 still on their way. Anything beyond those started after the answer.
       const mayStillArrive = slow.received.length + MAX_IN_FLIGHT_PER_ENDPOINT - slow.inFlight
       // Until the dispatcher has nothing queued, in flight or due: from then on nothing can be sent.
       await t.server.dispatcher.whenIdle()
       expect(slow.received.length).toBeLessThanOrEqual(mayStillArrive)
-      // And the DELETE did stop a queue: most of the 40 were never sent (how many went before it depends on
-      // how fast this machine answered the DELETE, 4 every 300 ms meanwhile).
+      // And the answer did stop a queue: most of the 40 were never sent (how many went before it depends on
+      // how fast this machine answered, 4 every 300 ms meanwhile).
       expect(slow.received.length).toBeLessThan(30)
     },
     30_000,
