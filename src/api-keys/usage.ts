@@ -95,7 +95,7 @@ export function createUsageRecorder(deps: { handle: DbHandle; clock: Clock; logg
   }
 }
 
-/** Adds counts to the accounts' `key_usage` rows (the demo's past days; the recorder keeps a repository of its own). */
+/** Adds counts to the accounts' `key_usage` rows (the demo's past days; the recorder has its own). */
 export function addUsage(handle: DbHandle, trx: Db, tallies: readonly Tally[]): Promise<void> {
   return createUsageRepository(handle).add(trx, rowsOf(tallies))
 }
