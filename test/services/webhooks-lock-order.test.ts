@@ -41,10 +41,10 @@ async function client(): Promise<pg.Client> {
   return connection
 }
 
-test('a renewing step waiting for its lowest endpoint row holds none of the higher ones meanwhile', async () => {
-  const keys = createApiKeyRepository(handle)
-  const account = await keys.insertApiKey({
-    keyHash: 'hash-lock-order',
+/** An account with two endpoints, `low` and `high` (ids in that order). */
+async function twoEndpoints() {
+  const account = await createApiKeyRepository(handle).insertApiKey({
+    keyHash: `hash-${randomUUID()}`,
     prefix: 'ps_live_abcd',
     name: null,
     plan: 'free',
@@ -60,6 +60,37 @@ test('a renewing step waiting for its lowest endpoint row holds none of the high
     await endpoints.insert(trx, account.id, fields, 'whsec_a', Date.now()),
     await endpoints.insert(trx, account.id, fields, 'whsec_b', Date.now()),
   ])
+  return { account, low, high }
+}
+
+/** A dispatcher's step for `owner`, with lanes that never start an attempt, holding `held`. */
+function stepOf(owner: string, held: { id: number; accountId: number }[]) {
+  const lanes = createLanes({
+    maxInFlight: 8,
+    run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
+    isStillOwn: () => true,
+    now: () => Date.now(),
+    mayStart: () => false,
+    started: () => {},
+    ended: () => {},
+  })
+  lanes.add(
+    held.map((row) => ({ ...row, failuresInRow: 0 })),
+    Date.now(),
+  )
+  return createStep({
+    handle,
+    clock: systemClock,
+    owner,
+    lanes,
+    claims: createClaimsRepository(handle),
+    leases: createLeasesRepository(handle),
+    retryScale: 1,
+  })
+}
+
+test('a renewing step waiting for its lowest endpoint row holds none of the higher ones meanwhile', async () => {
+  const { account, low, high } = await twoEndpoints()
   const owner = ownerIdOf(randomUUID())
   await handle.db
     .updateTable('webhook_endpoints')
@@ -72,28 +103,10 @@ test('a renewing step waiting for its lowest endpoint row holds none of the high
     .set({ description: 'moved' })
     .where('id', '=', low.id)
     .execute()
-  const lanes = createLanes({
-    maxInFlight: 8,
-    run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
-    isStillOwn: () => true,
-    now: () => Date.now(),
-    mayStart: () => false,
-    started: () => {},
-    ended: () => {},
-  })
-  lanes.add(
-    [low, high].map((row) => ({ id: row.id, accountId: account.id, failuresInRow: 0 })),
-    Date.now(),
-  )
-  const step = createStep({
-    handle,
-    clock: systemClock,
+  const step = stepOf(
     owner,
-    lanes,
-    claims: createClaimsRepository(handle),
-    leases: createLeasesRepository(handle),
-    retryScale: 1,
-  })
+    [low, high].map((row) => ({ id: row.id, accountId: account.id })),
+  )
   const blocker = await client()
   const prober = await client()
   try {
@@ -121,5 +134,48 @@ test('a renewing step waiting for its lowest endpoint row holds none of the high
   } finally {
     await blocker.end()
     await prober.end()
+  }
+})
+
+test('leasing skips an endpoint another transaction holds instead of waiting for it', async () => {
+  const { low, high } = await twoEndpoints()
+  // Both have an attempt due, and no lease: a step would lease both.
+  const [event] = await handle.db
+    .insertInto('events')
+    .values({ type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: 0 })
+    .returning('seq')
+    .execute()
+  const due = (endpointId: number) => ({
+    event_seq: event?.seq ?? 0,
+    endpoint_id: endpointId,
+    attempt: 1,
+    status: 'pending',
+    due_at: 0,
+    at: 0,
+  })
+  await handle.db
+    .insertInto('webhook_attempts')
+    .values([due(low.id), due(high.id)])
+    .execute()
+  const blocker = await client()
+  try {
+    // Another transaction holds the low row (a PATCH of it, say) while the step leases.
+    await blocker.query('begin')
+    await blocker.query('select id from webhook_endpoints where id = $1 for update', [low.id])
+    // Waiting for it would outlast the step's deadline and fail the step: it leases the other instead.
+    const owner = ownerIdOf(randomUUID())
+    expect(await stepOf(owner, []).step(true)).toMatchObject({ busy: true })
+    const leased = await handle.db
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'lease_owner'])
+      .orderBy('id')
+      .execute()
+    expect(leased).toEqual([
+      { id: low.id, lease_owner: null },
+      { id: high.id, lease_owner: owner },
+    ])
+  } finally {
+    await blocker.query('rollback')
+    await blocker.end()
   }
 })
