@@ -143,8 +143,6 @@ export function createEndpointsRepository(handle: DbHandle) {
       const [row] = await byId(apiKeyId, id)
       return row
     },
-    findIn: (trx: Db, apiKeyId: number, id: number) =>
-      own(trx, apiKeyId).where('id', '=', id).executeTakeFirst(),
     /**
      * The account's live endpoint, its row locked to the end of `trx` on PostgreSQL (SQLite has one writer
      * at a time): a disabling PATCH or a DELETE then waits for the attempts written after this, or commits

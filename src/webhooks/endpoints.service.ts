@@ -55,8 +55,9 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     }
   }
 
+  /** The account's endpoint a write changes, its row locked to the end of `trx` (PostgreSQL); else a 404. */
   async function owned(trx: Db, apiKeyId: number, id: string): Promise<EndpointRow> {
-    const row = await repository.findIn(trx, apiKeyId, endpointNumberOf(id))
+    const row = await repository.lockOwnIn(trx, apiKeyId, endpointNumberOf(id))
     if (!row) throw notFound(id)
     return row
   }
@@ -104,8 +105,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
       // First, then the row, locked (PostgreSQL): PATCHes of one endpoint take turns on the publishers'
       // lock, and each keeps the subscription the one before it left, never one read before it committed.
       await publishEvents(handle, trx)
-      const row = await repository.lockOwnIn(trx, apiKeyId, endpointNumberOf(id))
-      if (!row) throw notFound(id)
+      const row = await owned(trx, apiKeyId, id)
       const events = changes.events === undefined ? undefined : JSON.stringify(changes.events)
       if (events !== undefined && events !== row.events)
         await repository.keepSubscription(trx, row.id, row.events)
