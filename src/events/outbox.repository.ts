@@ -1,15 +1,8 @@
-import type { Db } from '../db/database.js'
+import type { Db, EventOutboxTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 
-/** One event as written: the change's description, its object as JSON text. */
-export interface EventInsert {
-  type: string
-  api_key_id: number | null
-  resource_version: number
-  object: string
-  created_at: number
-  trace_parent: string | null
-}
+/** One event as written (the outbox's row but its id): the change's description, its object as JSON text. */
+export type EventInsert = Omit<EventOutboxTable, 'id'>
 
 /** Rows per INSERT (a group commit may hold thousands of creates): 6 parameters each. */
 export const INSERT_CHUNK_ROWS = 1_000
