@@ -139,7 +139,7 @@ function tracingOf(variables: Variables) {
     'service.name',
   )
   return {
-    /** As OpenTelemetry ranks them: OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES' (undefined: the SDK reads it). */
+    /** OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES' (undefined: the SDK reads it), then petstore. */
     serviceName: variables.OTEL_SERVICE_NAME ?? (resourceNamesService ? undefined : 'petstore'),
     protocol: variables.OTEL_EXPORTER_OTLP_PROTOCOL,
     sampler: variables.OTEL_TRACES_SAMPLER,

@@ -88,7 +88,9 @@ export function createApiKeyRepository(handle: DbHandle) {
   return {
     findApiKeyById: findById,
 
-    /** The key's latest use, in the caller's transaction; never moved back (another instance's may be later). */
+    /**
+     * The key's latest use, in the caller's transaction; never moved back (another instance's may be later).
+     */
     async markUsedIn(trx: Db, id: number, at: number): Promise<void> {
       await trx
         .updateTable('api_keys')

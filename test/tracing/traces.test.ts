@@ -166,7 +166,8 @@ describe('requests', () => {
     async () => {
       const page = () => call('/v1/pets?limit=7')
       await serverSpanOf(await page())
-      // A write between the two (the key's usage, flushed every 5 s) would make the second a miss: three tries.
+      // A write between the two (the key's usage, flushed every 5 s) would make the second a miss:
+      // three tries.
       const hits: unknown[] = []
       for (let attempt = 0; attempt < 3 && !hits.includes(true); attempt++) {
         const span = await serverSpanOf(await page())

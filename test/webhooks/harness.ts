@@ -110,6 +110,15 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({ status
   return receiver
 }
 
+/** A `pet.created` event row committed at `createdAt`, written straight to the table. */
+export const eventRow = (createdAt: number) => ({
+  type: 'pet.created',
+  api_key_id: null,
+  resource_version: 1,
+  object: '{}',
+  created_at: createdAt,
+})
+
 /** An enabled endpoint row, written straight to the table (past the API's 10 per account). */
 export const endpointRow = (account: number, url: string, events: string, now: number) => ({
   api_key_id: account,

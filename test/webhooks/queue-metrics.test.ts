@@ -3,6 +3,7 @@ import { TOP_ACCOUNTS } from '../../src/http/metrics.js'
 import type { Dispatcher } from '../../src/webhooks/dispatcher.port.js'
 import { createQueueProbe } from '../../src/webhooks/queue-probe.js'
 import { build, type TestApp } from '../helpers.js'
+import { eventRow } from './harness.js'
 
 /** Every sample of the app's /metrics whose name is `name`, by its labels (`""` when it has none). */
 async function samples(t: TestApp, name: string): Promise<Map<string, number>> {
@@ -22,14 +23,7 @@ it('the queue gauges show the outbox depth, its oldest event’s age, the attemp
   const t = await build(context)
   const { db } = t.deps.database
   const now = Date.now()
-  const event = (ageMs: number, fannedOut: number) => ({
-    type: 'pet.created',
-    api_key_id: null,
-    resource_version: 1,
-    object: '{}',
-    created_at: now - ageMs,
-    fanned_out: fannedOut,
-  })
+  const event = (ageMs: number, fannedOut: number) => ({ ...eventRow(now - ageMs), fanned_out: fannedOut })
   // Three wait, the oldest for 90 s; an older one was fanned out already and does not count.
   await db
     .insertInto('events')
@@ -83,16 +77,7 @@ it('/readyz answers while the queue gauges cannot be read, and /metrics keeps th
     due: reading(probe.due),
     circuitOpen: reading(probe.circuitOpen),
   })
-  await t.deps.database.db
-    .insertInto('events')
-    .values({
-      type: 'pet.created',
-      api_key_id: null,
-      resource_version: 1,
-      object: '{}',
-      created_at: Date.now(),
-    })
-    .execute()
+  await t.deps.database.db.insertInto('events').values(eventRow(Date.now())).execute()
   expect(await samples(t, 'petstore_webhook_outbox_depth')).toEqual(new Map([['', 1]]))
   failing = true
   expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200)

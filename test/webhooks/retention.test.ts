@@ -7,7 +7,7 @@ import { createAttemptsRepository } from '../../src/webhooks/attempts.repository
 import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { createWebhookRetention } from '../../src/webhooks/retention.js'
 import { build } from '../helpers.js'
-import { endpointRow, startWebhookApp } from './harness.js'
+import { endpointRow, eventRow, startWebhookApp } from './harness.js'
 
 const DAY = 24 * 60 * 60 * 1000
 
@@ -139,19 +139,8 @@ it('lists and finds only the events of the last 30 days, whether or not retentio
   const now = t.clock.now()
   const insert = async (createdAt: number) =>
     eventIdOf(
-      (
-        await db
-          .insertInto('events')
-          .values({
-            type: 'pet.created',
-            api_key_id: null,
-            resource_version: 1,
-            object: '{}',
-            created_at: createdAt,
-          })
-          .returning('seq')
-          .executeTakeFirstOrThrow()
-      ).seq,
+      (await db.insertInto('events').values(eventRow(createdAt)).returning('seq').executeTakeFirstOrThrow())
+        .seq,
     )
   const old = await insert(now - 30 * DAY - 1)
   const recent = await insert(now - 30 * DAY)
