@@ -1,14 +1,22 @@
 /**
- * Writes over N instances sharing one PostgreSQL and Redis: createPet (each emits `pet.created`) from
- * `connections` in all, split evenly over the instances, each instance its own load generator. The figure
- * that tells whether events serialise writers (CONTRACT §14): three instances write at least as fast as one.
+ * Writes over N instances sharing one PostgreSQL and Redis: createPet from `connections` in all, split
+ * evenly over the instances, each instance its own load generator. Two figures tell whether events
+ * serialise writers (issue 31, point 5): the writes with their events against the same writes with the
+ * event insert removed (bench/service-variant.ts, `BENCH_EVENTS=off`), and three instances against one.
+ * The variants alternate, round by round, so the machine's drift hits each alike.
  */
+import { parseArgs } from 'node:util'
 import { createRequest } from './harness.js'
-import { runLoad, startService } from './lib.js'
+import { runLoad, seedFreshPostgres, startService } from './lib.js'
+
+/** `with`: every create emits `pet.created` (as deployed); `without`: the same service writing no event. */
+export type EventsVariant = 'with' | 'without'
 
 export interface InstancesRow {
   instances: number
-  createsPerSec: number
+  events: EventsVariant
+  /** Creates a second in each round (all instances together). */
+  rounds: number[]
   p99Ms: number
   failures: number
 }
@@ -16,14 +24,41 @@ export interface InstancesRow {
 export async function measureWritesAcross(options: {
   env: Record<string, string>
   key: string
-  instances: number
+  instanceCounts: number[]
   connections: number
   duration: number
-  /** The service's entry point (another build of it, to compare two versions in one run). */
-  main?: string
-}): Promise<InstancesRow> {
+  rounds: number
+}): Promise<InstancesRow[]> {
+  const rows: InstancesRow[] = options.instanceCounts.flatMap((instances) =>
+    (['with', 'without'] as const).map((events) => ({
+      instances,
+      events,
+      rounds: [],
+      p99Ms: 0,
+      failures: 0,
+    })),
+  )
+  for (let round = 0; round < options.rounds; round++) {
+    for (const row of rows) {
+      const result = await measureOnce(options, row.instances, row.events)
+      row.rounds.push(result.createsPerSec)
+      row.p99Ms = Math.max(row.p99Ms, result.p99Ms)
+      row.failures += result.failures
+    }
+  }
+  return rows
+}
+
+async function measureOnce(
+  options: { env: Record<string, string>; key: string; connections: number; duration: number },
+  instances: number,
+  events: EventsVariant,
+): Promise<{ createsPerSec: number; p99Ms: number; failures: number }> {
+  const env = { ...options.env, BENCH_EVENTS: events === 'with' ? 'on' : 'off' }
   const servers = await Promise.all(
-    Array.from({ length: options.instances }, () => startService('', options.env, options.main)),
+    Array.from({ length: instances }, () =>
+      startService('', env, 'bench/service-variant.ts', ['--import', 'tsx']),
+    ),
   )
   try {
     const request = createRequest({ authorization: `Bearer ${options.key}` })
@@ -32,13 +67,12 @@ export async function measureWritesAcross(options: {
         runLoad(server.child.pid ?? 0, {
           ...request,
           url: `http://127.0.0.1:${server.port}${request.path}`,
-          connections: Math.max(1, Math.round(options.connections / options.instances)),
+          connections: Math.max(1, Math.round(options.connections / instances)),
           duration: options.duration,
         }),
       ),
     )
     return {
-      instances: options.instances,
       createsPerSec: results.reduce((sum, result) => sum + result.requestsPerSec, 0),
       p99Ms: Math.max(...results.map((result) => result.p99Ms)),
       failures: results.reduce((sum, result) => sum + result.failures, 0),
@@ -48,19 +82,55 @@ export async function measureWritesAcross(options: {
   }
 }
 
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
+
 export function instancesMarkdown(rows: InstancesRow[], connections: number, duration: number): string {
-  const one = rows.find((row) => row.instances === 1)?.createsPerSec ?? 0
+  const rate = (instances: number, events: EventsVariant) =>
+    median(rows.find((row) => row.instances === instances && row.events === events)?.rounds ?? [])
+  const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '-')
+  const rounds = rows[0]?.rounds.length ?? 0
   return [
     '## Writes over instances (events published, never serialised between writers)',
     '',
-    `createPet from ${connections} connections in all, split over the instances, ${duration} s; every create emits \`pet.created\`.`,
+    `createPet from ${connections} connections in all, split over the instances, ${duration} s a round, ${rounds} round(s) alternating; median creates/s. "with": every create emits \`pet.created\`, as deployed; "without": the same service with the event insert removed (bench/service-variant.ts). Goals (issue 31): with ÷ without ≥ 0.9; three instances ≥ one.`,
     '',
-    '| instances | creates/s | ÷ one instance | p99 ms | failures |',
-    '|---|---|---|---|---|',
-    ...rows.map(
-      (row) =>
-        `| ${row.instances} | ${row.createsPerSec.toFixed(0)} | ${one ? (row.createsPerSec / one).toFixed(2) : '-'} | ${row.p99Ms} | ${row.failures} |`,
-    ),
+    '| instances | events | creates/s (each round) | median | with ÷ without | ÷ one instance (same variant) | p99 ms | failures |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map((row) => {
+      const own = rate(row.instances, row.events)
+      const withOverWithout = row.events === 'with' ? ratio(own, rate(row.instances, 'without')) : ''
+      const rounds = row.rounds.map((value) => value.toFixed(0)).join(' · ')
+      return `| ${row.instances} | ${row.events} | ${rounds} | ${own.toFixed(0)} | ${withOverWithout} | ${ratio(own, rate(1, row.events))} | ${row.p99Ms} | ${row.failures} |`
+    }),
     '',
   ].join('\n')
+}
+
+/**
+ * Alone, on the servers scripts/with-services.sh starts (after `npm run build`):
+ * `bash scripts/with-services.sh npx tsx bench/instances.ts [--rounds R --duration S --connections N]`.
+ */
+if (process.argv[1] === import.meta.filename) {
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: 'string', default: '3' },
+      duration: { type: 'string', default: '6' },
+      connections: { type: 'string', default: '24' },
+    },
+  })
+  const adminUrl = process.env.TEST_POSTGRES_URL
+  const redisUrl = process.env.TEST_REDIS_URL
+  if (!adminUrl || !redisUrl) throw new Error('run it under scripts/with-services.sh')
+  const { url, key } = await seedFreshPostgres(adminUrl, 10_000)
+  const connections = Number(values.connections)
+  const duration = Number(values.duration)
+  const rows = await measureWritesAcross({
+    env: { DATABASE_URL: url, REDIS_URL: redisUrl },
+    key,
+    instanceCounts: [1, 3],
+    connections,
+    duration,
+    rounds: Number(values.rounds),
+  })
+  console.log(instancesMarkdown(rows, connections, duration))
 }

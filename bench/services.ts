@@ -71,10 +71,14 @@ try {
     await measureMixed('pg-mixed', server, listRequest(auth), createRequest(auth))
   })
 
-  const across = []
-  for (const instances of [1, 3]) {
-    across.push(await measureWritesAcross({ env: scaleOut, key, instances, connections, duration }))
-  }
+  const across = await measureWritesAcross({
+    env: scaleOut,
+    key,
+    instanceCounts: [1, 3],
+    connections,
+    duration,
+    rounds: values.quick ? 1 : 3,
+  })
   const scale = await measureWebhookScale(postgresStore(adminUrl, redisUrl), { quick: values.quick })
   const command = `npm run bench:services -- ${process.argv.slice(2).join(' ')}`.trim()
   const report = `${servicesMarkdown(

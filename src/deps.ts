@@ -9,6 +9,7 @@ import { withDeadline } from './db/deadline.js'
 import type { DbHandle } from './db/handle.js'
 import { migrateDatabase } from './db/migrate.js'
 import { trackWriteHealth } from './db/write-health.js'
+import { createEventRecorder, type EventRecorder } from './events/events.publisher.js'
 import type { GuardDeps } from './http/guard.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { createLogger } from './logger.js'
@@ -68,6 +69,11 @@ export interface DepsOptions {
   rateLimitStore?: RateLimitStore
   /** Resolves webhook host names (tests answer for names of their own); DNS (webhooks/resolve.ts) by default. */
   resolve?: Resolve
+  /**
+   * Replaces the recorder that writes each change's events (a benchmark compares writes against one that
+   * writes none: what the event insert costs).
+   */
+  eventRecorder?: EventRecorder
 }
 
 export const PURGE_INTERVAL_MS = 10 * 60 * 1000
@@ -88,10 +94,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
   const writeHealth = trackWriteHealth(await connectDatabase(config.database))
   const database = writeHealth.handle
+  const events = options.eventRecorder ?? createEventRecorder(database, () => clock.now())
   // Orders build on pets: the pet service asks them through this function, never imports them.
   const pets = createPetService({
     handle: database,
     clock,
+    events,
     orderHold: createOrderRepository(database).orderHoldOn,
   })
   const usage = createUsageRecorder({ handle: database, clock, logger })
@@ -115,7 +123,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     database,
     pets,
-    orders: createOrderService({ handle: database, clock }),
+    orders: createOrderService({ handle: database, clock, events }),
     inventory,
     apiKeys,
     webhookEndpoints: createEndpointService({ handle: database, clock, rules: addressRules }),

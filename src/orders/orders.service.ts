@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import { createEventRecorder, type NewEvent } from '../events/events.publisher.js'
+import type { EventRecorder, NewEvent } from '../events/events.publisher.js'
 import { createIdempotency, replayedAnswer } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { createPetRepository, type PetRecord } from '../pets/pets.repository.js'
@@ -44,12 +44,11 @@ function orderEvents(
  * Store orders: each change of an order and of its pet commit together, in one transaction, with their
  * events (CONTRACT §14) written last.
  */
-export function createOrderService(deps: { handle: DbHandle; clock: Clock }) {
-  const { handle, clock } = deps
+export function createOrderService(deps: { handle: DbHandle; clock: Clock; events: EventRecorder }) {
+  const { handle, clock, events } = deps
   const repository = createOrderRepository(handle)
   const pets = createPetRepository(handle)
   const idempotency = createIdempotency(handle)
-  const events = createEventRecorder(handle, () => clock.now())
 
   /** Places an order; with an Idempotency-Key a retry returns the first order (`replayed`). */
   async function placeOrder(input: { apiKeyId: number; petId: number; idempotencyKey?: string | undefined }) {

@@ -4,7 +4,7 @@ import { createFreshCache } from '../db/fresh-cache.js'
 import { createGroupCommit } from '../db/group-commit.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import { createEventRecorder, type NewEvent } from '../events/events.publisher.js'
+import type { EventRecorder, NewEvent } from '../events/events.publisher.js'
 import { createIdempotency, replayedAnswer } from '../idempotency/idempotency.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { currentTraceParent } from '../tracing/tracing.js'
@@ -49,13 +49,17 @@ export const PAGE_CACHE_ENTRIES = 1_000
 /** Single pets kept while fresh, for getPet. */
 export const PET_CACHE_ENTRIES = 10_000
 
-export function createPetService(deps: { handle: DbHandle; clock: Clock; orderHold: OrderHold }) {
-  const { handle, clock, orderHold } = deps
+export function createPetService(deps: {
+  handle: DbHandle
+  clock: Clock
+  orderHold: OrderHold
+  events: EventRecorder
+}) {
+  const { handle, clock, orderHold, events } = deps
   const repository = createPetRepository(handle)
   const idempotency = createIdempotency(handle)
   const pages = createFreshCache<PetPage>('pet page', handle.changeToken, PAGE_CACHE_ENTRIES)
   const byId = createFreshCache<PetRecord | undefined>('pet', handle.changeToken, PET_CACHE_ENTRIES)
-  const events = createEventRecorder(handle, () => clock.now())
   const insertGrouped = createGroupCommit(
     handle,
     async (trx, items: { pet: NewPet; createdAt: number; traceParent: string | null }[]) => {
