@@ -37,14 +37,24 @@ export const PUBLISH_BATCH = 1_000
  * in the caller's transaction, one publisher at a time: every event committed before this call has an id
  * when it returns, and none committed later gets a smaller one. A change that must fall exactly between
  * two events (an endpoint created, re-enabled or subscribed anew, as of the last event) calls it first.
+ *
+ * `owed`, asked in `trx` once the lock is held: whether any endpoint could be owed these events. When it
+ * says no, they are written already fanned out, not marked one by one later (`passOver`). That holds
+ * because whatever enables an endpoint publishes first under the same lock, and takes only the events
+ * numbered after its own commit: once `owed` has seen none enabled, none can be until this commits.
  */
-export async function publishEvents(handle: Pick<DbHandle, 'dialect'>, trx: Db): Promise<number> {
+export async function publishEvents(
+  handle: Pick<DbHandle, 'dialect'>,
+  trx: Db,
+  owed: (trx: Db) => Promise<boolean> = async () => true,
+): Promise<number> {
   if (handle.dialect !== 'postgres') return 0
   await lockTransaction(handle, trx, PUBLISH_LOCK)
   const outbox = createOutboxRepository(handle)
+  const fannedOut = !(await owed(trx))
   let published = 0
   for (;;) {
-    const moved = await outbox.publish(trx, PUBLISH_BATCH)
+    const moved = await outbox.publish(trx, PUBLISH_BATCH, fannedOut)
     published += moved
     if (moved < PUBLISH_BATCH) return published
   }

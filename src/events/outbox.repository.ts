@@ -1,8 +1,12 @@
+import { sql } from 'kysely'
 import type { Db, EventOutboxTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 
 /** One event as written (the outbox's row but its id): the change's description, its object as JSON text. */
 export type EventInsert = Omit<EventOutboxTable, 'id'>
+
+/** What an event keeps of its outbox row when it is published: all but the outbox's id. */
+const MOVED = ['type', 'api_key_id', 'resource_version', 'object', 'created_at', 'trace_parent'] as const
 
 /** Rows per INSERT (a group commit may hold thousands of creates): 6 parameters each. */
 export const INSERT_CHUNK_ROWS = 1_000
@@ -27,29 +31,28 @@ export function createOutboxRepository(handle: Pick<DbHandle, 'dialect'>) {
     },
     /**
      * Moves up to `limit` events from the outbox to `events`, oldest first, numbered in that order; how
-     * many (PostgreSQL).
+     * many (PostgreSQL). One statement: the rows go from table to table inside the server (a DELETE …
+     * RETURNING feeding the INSERT), never through this process. `fannedOut`: written already fanned out
+     * (nobody is owed them: events.publisher.ts).
      */
-    async publish(trx: Db, limit: number): Promise<number> {
-      const rows = await trx
-        .selectFrom('event_outbox')
-        .select(['id', 'type', 'api_key_id', 'resource_version', 'object', 'created_at', 'trace_parent'])
-        .orderBy('id')
-        .limit(limit)
-        .execute()
-      if (rows.length === 0) return 0
-      await trx
-        .insertInto('events')
-        .values(rows.map(({ id: _, ...event }) => event))
-        .execute()
-      await trx
-        .deleteFrom('event_outbox')
-        .where(
-          'id',
-          'in',
-          rows.map((row) => row.id),
+    async publish(trx: Db, limit: number, fannedOut: boolean): Promise<number> {
+      const result = await trx
+        .with('moved', (db) =>
+          db
+            .deleteFrom('event_outbox')
+            .where('id', 'in', (eb) => eb.selectFrom('event_outbox').select('id').orderBy('id').limit(limit))
+            .returning(['id', ...MOVED]),
         )
-        .execute()
-      return rows.length
+        .insertInto('events')
+        .columns([...MOVED, 'fanned_out'])
+        .expression((eb) =>
+          eb
+            .selectFrom('moved')
+            .select([...MOVED, sql.lit(fannedOut ? 1 : 0).as('fanned_out')])
+            .orderBy('id'),
+        )
+        .executeTakeFirst()
+      return Number(result.numInsertedOrUpdatedRows ?? 0)
     },
     /** One event numbered at once and written already fanned out; its number. */
     async insertFannedOut(trx: Db, event: EventInsert): Promise<number> {

@@ -62,6 +62,17 @@ export function createEndpointsRepository(handle: DbHandle) {
   return {
     /** Every enabled live endpoint's id, ascending. */
     enabledIds: async (): Promise<number[]> => (await enabledIds()).map((row) => row.id),
+    /** Whether any live endpoint is enabled, read in `trx` (after the publishers' lock: publishEvents). */
+    async anyEnabledIn(trx: Db): Promise<boolean> {
+      const row = await trx
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('status', '=', 'enabled')
+        .where('deleted_at', 'is', null)
+        .limit(1)
+        .executeTakeFirst()
+      return row !== undefined
+    },
     /**
      * Every enabled live endpoint of an account whose key still works at `now` (revoked or expired: nobody
      * can read or change its endpoints), ascending id, with its earlier subscriptions still in force for

@@ -11,6 +11,7 @@ import { publishEvents } from '../events/events.publisher.js'
 import { createEventsRepository } from '../events/events.repository.js'
 import type { ClaimsRepository } from './claims.repository.js'
 import type { DispatcherObserver } from './dispatcher.port.js'
+import { createEndpointsRepository } from './endpoints.repository.js'
 import { createEndedAccounts } from './ended-accounts.js'
 import { createFanOut } from './fan-out.js'
 import { inTurn, wantFor } from './lane.js'
@@ -59,6 +60,7 @@ export function createStep(deps: StepDeps) {
   const { handle, clock, owner, lanes, claims, leases } = deps
   const fanOut = createFanOut(handle)
   const events = createEventsRepository(handle)
+  const endpoints = createEndpointsRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
   const withoutEndedAccounts = createEndedAccounts(handle)
   /** Local time of the start of the last step that renewed every lease (or leased them). */
@@ -73,8 +75,10 @@ export function createStep(deps: StepDeps) {
   async function plan(claim: boolean) {
     const startedAt = clock.now()
     const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
-    // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once).
-    if (claim && (await events.anyUnpublished())) await handle.write((trx) => publishEvents(handle, trx))
+    // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once);
+    // with no endpoint enabled, written already fanned out.
+    if (claim && (await events.anyUnpublished()))
+      await handle.write((trx) => publishEvents(handle, trx, endpoints.anyEnabledIn))
     const fan = claim && (await events.anyWaiting()) ? await fanOut.demand(startedAt) : undefined
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
     const low = claim ? lanes.wants() : []

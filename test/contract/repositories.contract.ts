@@ -3,7 +3,11 @@ import { type ApiKeyRepository, createApiKeyRepository } from '../../src/api-key
 import type { Db } from '../../src/db/database.js'
 import type { DbHandle } from '../../src/db/handle.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { createEventRecorder, publishAddressedEvent } from '../../src/events/events.publisher.js'
+import {
+  createEventRecorder,
+  publishAddressedEvent,
+  publishEvents,
+} from '../../src/events/events.publisher.js'
 import { createEventsRepository, PING } from '../../src/events/events.repository.js'
 import { createIdempotencyRepository } from '../../src/idempotency/idempotency.repository.js'
 import { createPetRepository, type PetRepository } from '../../src/pets/pets.repository.js'
@@ -328,6 +332,39 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       })
     })
 
+    test('published with no endpoint enabled, events are born fanned out (PostgreSQL); with one, they wait, in the order they were written', async () => {
+      const owner = await keys.insertApiKey(key('hash-owner'))
+      const endpoints = createEndpointsRepository(handle)
+      const events = createEventsRepository(handle)
+      const record = (id: number) =>
+        handle.write((trx) =>
+          createEventRecorder(handle, () => T0).record(trx, [
+            { type: 'pet.created', accountId: null, resourceVersion: 1, object: { id } },
+          ]),
+        )
+      const publish = () => handle.write((trx) => publishEvents(handle, trx, endpoints.anyEnabledIn))
+      const disabled = { url: 'https://off.example/in', events: ['*'], description: null }
+      const off = await handle.write((trx) => endpoints.insert(trx, owner.id, disabled, 'whsec_x', T0))
+      await handle.write((trx) =>
+        trx.updateTable('webhook_endpoints').set({ status: 'disabled' }).where('id', '=', off.id).execute(),
+      )
+      await record(1)
+      await record(2)
+      await publish()
+      const fields = { url: 'https://hooks.example/in', events: ['*'], description: null }
+      await handle.write((trx) => endpoints.insert(trx, owner.id, fields, 'whsec_y', T0))
+      await record(3)
+      await publish()
+      const rows = await events.page(owner.id, T0, 0, 10)
+      // SQLite numbers events as they are written, waiting: the dispatcher passes them over (fan-out.ts).
+      const unowed = handle.dialect === 'postgres' ? 1 : 0
+      expect(rows.map((row) => [row.object, row.fanned_out])).toEqual([
+        ['{"id":1}', unowed],
+        ['{"id":2}', unowed],
+        ['{"id":3}', 0],
+      ])
+      expect(await events.anyUnpublished()).toBe(false)
+    })
     test('a test event is numbered after the changes before it, born fanned out, seen by its account only', async () => {
       const owner = await keys.insertApiKey(key('hash-owner'))
       const other = await keys.insertApiKey(key('hash-other'))
