@@ -5,7 +5,10 @@
  * event insert removed (bench/service-variant.ts, `BENCH_EVENTS=off`), and three instances against one.
  * The variants alternate, round by round, so the machine's drift hits each alike.
  */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { cpuTicks, TICK_MICROSECONDS, withChildren } from './cpu.js'
 import { createRequest } from './harness.js'
 import { runLoad, seedFreshPostgres, startService } from './lib.js'
 
@@ -19,6 +22,9 @@ export interface InstancesRow {
   rounds: number[]
   p99Ms: number
   failures: number
+  /** CPU per create over every round (µs): the services' processes, and PostgreSQL's when known. */
+  serviceMicroseconds: number
+  postgresMicroseconds?: number
 }
 
 export async function measureWritesAcross(options: {
@@ -28,6 +34,8 @@ export async function measureWritesAcross(options: {
   connections: number
   duration: number
   rounds: number
+  /** PostgreSQL's processes (the postmaster and its backends), for its CPU per create. */
+  postgresPids?: () => number[]
 }): Promise<InstancesRow[]> {
   const rows: InstancesRow[] = options.instanceCounts.flatMap((instances) =>
     (['with', 'without'] as const).map((events) => ({
@@ -36,24 +44,42 @@ export async function measureWritesAcross(options: {
       rounds: [],
       p99Ms: 0,
       failures: 0,
+      serviceMicroseconds: 0,
     })),
   )
+  const cpu = rows.map(() => ({ service: 0, postgres: 0, creates: 0 }))
   for (let round = 0; round < options.rounds; round++) {
-    for (const row of rows) {
+    for (const [index, row] of rows.entries()) {
       const result = await measureOnce(options, row.instances, row.events)
       row.rounds.push(result.createsPerSec)
       row.p99Ms = Math.max(row.p99Ms, result.p99Ms)
       row.failures += result.failures
+      const spent = cpu[index] as (typeof cpu)[number]
+      spent.service += result.serviceTicks
+      spent.postgres += result.postgresTicks
+      spent.creates += result.creates
     }
+  }
+  for (const [index, row] of rows.entries()) {
+    const spent = cpu[index] as (typeof cpu)[number]
+    const perCreate = (ticks: number) => (ticks * TICK_MICROSECONDS) / Math.max(1, spent.creates)
+    row.serviceMicroseconds = perCreate(spent.service)
+    if (options.postgresPids) row.postgresMicroseconds = perCreate(spent.postgres)
   }
   return rows
 }
 
 async function measureOnce(
-  options: { env: Record<string, string>; key: string; connections: number; duration: number },
+  options: {
+    env: Record<string, string>
+    key: string
+    connections: number
+    duration: number
+    postgresPids?: () => number[]
+  },
   instances: number,
   events: EventsVariant,
-): Promise<{ createsPerSec: number; p99Ms: number; failures: number }> {
+) {
   const env = { ...options.env, BENCH_EVENTS: events === 'with' ? 'on' : 'off' }
   const servers = await Promise.all(
     Array.from({ length: instances }, () =>
@@ -62,25 +88,41 @@ async function measureOnce(
   )
   try {
     const request = createRequest({ authorization: `Bearer ${options.key}` })
-    const results = await Promise.all(
-      servers.map((server) =>
-        runLoad(server.child.pid ?? 0, {
-          ...request,
-          url: `http://127.0.0.1:${server.port}${request.path}`,
-          connections: Math.max(1, Math.round(options.connections / instances)),
-          duration: options.duration,
-        }),
-      ),
-    )
+    const load = (duration: number) =>
+      Promise.all(
+        servers.map((server) =>
+          runLoad(server.child.pid ?? 0, {
+            ...request,
+            url: `http://127.0.0.1:${server.port}${request.path}`,
+            connections: Math.max(1, Math.round(options.connections / instances)),
+            duration,
+          }),
+        ),
+      )
+    // Warmed up first: compiled code, and the pools' connections open.
+    await load(1)
+    const pids = servers.map((server) => server.child.pid ?? 0)
+    const postgres = ticksOf(options.postgresPids?.() ?? [])
+    const before = cpuTicks(pids)
+    const results = await load(options.duration)
     return {
       createsPerSec: results.reduce((sum, result) => sum + result.requestsPerSec, 0),
       p99Ms: Math.max(...results.map((result) => result.p99Ms)),
       failures: results.reduce((sum, result) => sum + result.failures, 0),
+      creates: results.reduce((sum, result) => sum + result.requests, 0),
+      serviceTicks: cpuTicks(pids) - before,
+      // A backend started during the round counts whole; one that ended in it is left out.
+      postgresTicks: [...ticksOf(options.postgresPids?.() ?? [])].reduce(
+        (sum, [pid, ticks]) => sum + ticks - (postgres.get(pid) ?? 0),
+        0,
+      ),
     }
   } finally {
     await Promise.all(servers.map((server) => server.stop()))
   }
 }
+
+const ticksOf = (pids: number[]) => new Map(pids.map((pid) => [pid, cpuTicks([pid])]))
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
 
@@ -94,13 +136,14 @@ export function instancesMarkdown(rows: InstancesRow[], connections: number, dur
     '',
     `createPet from ${connections} connections in all, split over the instances, ${duration} s a round, ${rounds} round(s) alternating; median creates/s. "with": every create emits \`pet.created\`, as deployed; "without": the same service with the event insert removed (bench/service-variant.ts). Goals (issue 31): with ÷ without ≥ 0.9; three instances ≥ one.`,
     '',
-    '| instances | events | creates/s (each round) | median | with ÷ without | ÷ one instance (same variant) | p99 ms | failures |',
-    '|---|---|---|---|---|---|---|---|',
+    '| instances | events | creates/s (each round) | median | with ÷ without | ÷ one instance (same variant) | CPU µs per create: services / PostgreSQL | p99 ms | failures |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows.map((row) => {
       const own = rate(row.instances, row.events)
       const withOverWithout = row.events === 'with' ? ratio(own, rate(row.instances, 'without')) : ''
       const rounds = row.rounds.map((value) => value.toFixed(0)).join(' · ')
-      return `| ${row.instances} | ${row.events} | ${rounds} | ${own.toFixed(0)} | ${withOverWithout} | ${ratio(own, rate(1, row.events))} | ${row.p99Ms} | ${row.failures} |`
+      const cpu = `${row.serviceMicroseconds.toFixed(0)} / ${row.postgresMicroseconds?.toFixed(0) ?? '-'}`
+      return `| ${row.instances} | ${row.events} | ${rounds} | ${own.toFixed(0)} | ${withOverWithout} | ${ratio(own, rate(1, row.events))} | ${cpu} | ${row.p99Ms} | ${row.failures} |`
     }),
     '',
   ].join('\n')
@@ -120,7 +163,9 @@ if (process.argv[1] === import.meta.filename) {
   })
   const adminUrl = process.env.TEST_POSTGRES_URL
   const redisUrl = process.env.TEST_REDIS_URL
-  if (!adminUrl || !redisUrl) throw new Error('run it under scripts/with-services.sh')
+  const pgData = process.env.TEST_PG_DATA
+  if (!adminUrl || !redisUrl || !pgData) throw new Error('run it under scripts/with-services.sh')
+  const postmaster = Number(readFileSync(join(pgData, 'postmaster.pid'), 'utf8').split('\n')[0])
   const { url, key } = await seedFreshPostgres(adminUrl, 10_000)
   const connections = Number(values.connections)
   const duration = Number(values.duration)
@@ -131,6 +176,7 @@ if (process.argv[1] === import.meta.filename) {
     connections,
     duration,
     rounds: Number(values.rounds),
+    postgresPids: () => withChildren(postmaster),
   })
   console.log(instancesMarkdown(rows, connections, duration))
 }

@@ -78,6 +78,7 @@ try {
     connections,
     duration,
     rounds: values.quick ? 1 : 3,
+    postgresPids: () => withChildren(postmaster),
   })
   const scale = await measureWebhookScale(postgresStore(adminUrl, redisUrl), { quick: values.quick })
   const command = `npm run bench:services -- ${process.argv.slice(2).join(' ')}`.trim()
