@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { createApiKeyRepository } from '../../src/api-keys/api-keys.repository.js'
-import { systemClock } from '../../src/clock.js'
+import { type Clock, systemClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { connectDatabase } from '../../src/db/connect.js'
 import type { DbHandle } from '../../src/db/handle.js'
@@ -12,13 +12,14 @@ import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { createEndpointsRepository } from '../../src/webhooks/endpoints.repository.js'
 import { createLanes } from '../../src/webhooks/lanes.js'
 import { createLeasesRepository, ownerIdOf } from '../../src/webhooks/leases.repository.js'
-import { createStep } from '../../src/webhooks/step.js'
+import { createStep, LINGER_MS, RENEW_MS } from '../../src/webhooks/step.js'
 import { createTestDatabase } from './test-stores.js'
 
 /**
- * A step that renews its leases takes the endpoint rows' locks in id order, as a redelivery takes an
- * account's: never one row locked while it waits for a lower one (two such transactions would wait on each
- * other in a circle, and PostgreSQL would roll one back).
+ * A step that renews its leases, or lets idle lanes go, takes the endpoint rows' locks in id order, as a
+ * redelivery takes an account's: never one row locked while it waits for a lower one (two such
+ * transactions would wait on each other in a circle, and PostgreSQL would roll one back). Its leasing
+ * skips rows others hold.
  */
 
 let handle: DbHandle
@@ -39,6 +40,43 @@ async function client(): Promise<pg.Client> {
   const connection = new pg.Client({ connectionString: url })
   await connection.connect()
   return connection
+}
+
+/** Waits until one session of this database waits for a lock; fails the test if none does within 2 s. */
+async function untilOneWaits(prober: pg.Client): Promise<void> {
+  const waiting = async () =>
+    (
+      await prober.query(
+        "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()",
+      )
+    ).rows[0].n as number
+  for (let tries = 0; tries < 100 && (await waiting()) === 0; tries++) await sleep(20)
+  expect(await waiting()).toBe(1)
+}
+
+/** Whether `id`'s row can be locked at once by another session (nothing holds it). */
+async function isFree(prober: pg.Client, id: number): Promise<boolean> {
+  await prober.query('begin')
+  try {
+    await prober.query('select id from webhook_endpoints where id = $1 for update nowait', [id])
+    return true
+  } catch {
+    return false
+  } finally {
+    await prober.query('rollback')
+  }
+}
+
+/**
+ * The low row written again: its newest version lies after the high one's, so a statement that locks rows
+ * in the order it meets them meets the high one first.
+ */
+async function moveAfterHigh(lowId: number): Promise<void> {
+  await handle.db
+    .updateTable('webhook_endpoints')
+    .set({ description: 'moved' })
+    .where('id', '=', lowId)
+    .execute()
 }
 
 /** An account with two endpoints, `low` and `high` (ids in that order). */
@@ -63,8 +101,16 @@ async function twoEndpoints() {
   return { account, low, high }
 }
 
-/** A dispatcher's step for `owner`, with lanes that never start an attempt, holding `held`. */
-function stepOf(owner: string, held: { id: number; accountId: number }[]) {
+/**
+ * A dispatcher's step for `owner`, with lanes that never start an attempt, holding `held` (idle since
+ * `idleSince`), on `clock`.
+ */
+function stepOf(
+  owner: string,
+  held: { id: number; accountId: number }[],
+  clock: Clock = systemClock,
+  idleSince = Date.now(),
+) {
   const lanes = createLanes({
     maxInFlight: 8,
     run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
@@ -76,11 +122,11 @@ function stepOf(owner: string, held: { id: number; accountId: number }[]) {
   })
   lanes.add(
     held.map((row) => ({ ...row, failuresInRow: 0 })),
-    Date.now(),
+    idleSince,
   )
   return createStep({
     handle,
-    clock: systemClock,
+    clock,
     owner,
     lanes,
     claims: createClaimsRepository(handle),
@@ -96,13 +142,7 @@ test('a renewing step waiting for its lowest endpoint row holds none of the high
     .updateTable('webhook_endpoints')
     .set({ lease_owner: owner, lease_until: Date.now() + 60_000 })
     .execute()
-  // The low row written again: its newest version now lies after the high one's, so a statement that
-  // locks rows in the order it meets them meets the high one first.
-  await handle.db
-    .updateTable('webhook_endpoints')
-    .set({ description: 'moved' })
-    .where('id', '=', low.id)
-    .execute()
+  await moveAfterHigh(low.id)
   const step = stepOf(
     owner,
     [low, high].map((row) => ({ id: row.id, accountId: account.id })),
@@ -114,21 +154,9 @@ test('a renewing step waiting for its lowest endpoint row holds none of the high
     await blocker.query('select id from webhook_endpoints where id = $1 for update', [low.id])
     // Its first step renews (it never has): it waits for the low row.
     const stepping = step.step(true).catch((error: unknown) => error)
-    const waiting = async () =>
-      (
-        await prober.query(
-          "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()",
-        )
-      ).rows[0].n as number
-    for (let tries = 0; tries < 100 && (await waiting()) === 0; tries++) await sleep(20)
-    expect(await waiting()).toBe(1)
+    await untilOneWaits(prober)
     // Meanwhile the high row is free: nothing of the step holds it.
-    await prober.query('begin')
-    const free = await prober.query('select id from webhook_endpoints where id = $1 for update nowait', [
-      high.id,
-    ])
-    expect(free.rows).toEqual([{ id: String(high.id) }])
-    await prober.query('rollback')
+    expect(await isFree(prober, high.id)).toBe(true)
     await blocker.query('rollback')
     expect(await stepping).toMatchObject({ busy: expect.any(Boolean) })
   } finally {
@@ -177,5 +205,44 @@ test('leasing skips an endpoint another transaction holds instead of waiting for
   } finally {
     await blocker.query('rollback')
     await blocker.end()
+  }
+})
+
+test('a step letting idle lanes go, without renewing, waits for its lowest endpoint row holding none of the higher ones', async () => {
+  const { account, low, high } = await twoEndpoints()
+  const owner = ownerIdOf(randomUUID())
+  await handle.db
+    .updateTable('webhook_endpoints')
+    .set({ lease_owner: owner, lease_until: Date.now() + 60_000 })
+    .execute()
+  let now = Date.now()
+  const clock = { now: () => now }
+  // Lanes with nothing to send since half a LINGER_MS before the first step, which renews (it never has).
+  const step = stepOf(
+    owner,
+    [low, high].map((row) => ({ id: row.id, accountId: account.id })),
+    clock,
+    now - LINGER_MS / 2,
+  )
+  await step.step(true)
+  // Later, but before the next renewal: both lanes are idle now, and this step only lets them go.
+  now += LINGER_MS / 2 + 100
+  expect(LINGER_MS / 2 + 100).toBeLessThan(RENEW_MS)
+  await moveAfterHigh(low.id)
+  const blocker = await client()
+  const prober = await client()
+  try {
+    await blocker.query('begin')
+    await blocker.query('select id from webhook_endpoints where id = $1 for update', [low.id])
+    const stepping = step.step(true).catch((error: unknown) => error)
+    await untilOneWaits(prober)
+    expect(await isFree(prober, high.id)).toBe(true)
+    await blocker.query('rollback')
+    expect(await stepping).toMatchObject({ busy: expect.any(Boolean) })
+    const leases = await handle.db.selectFrom('webhook_endpoints').select('lease_owner').execute()
+    expect(leases).toEqual([{ lease_owner: null }, { lease_owner: null }])
+  } finally {
+    await blocker.end()
+    await prober.end()
   }
 })
