@@ -1,7 +1,8 @@
 import { createServer } from 'node:http'
+import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 
-/** One span as the receiver decoded it from OTLP/JSON: ids in hex, attributes as plain values. */
+/** One span as the receiver decoded it (OTLP/protobuf or OTLP/JSON): ids in hex, attributes as plain values. */
 export interface ReceivedSpan {
   traceId: string
   spanId: string
@@ -60,6 +61,43 @@ type ExportRequest = {
   }[]
 }
 
+/**
+ * OTLP's protobuf messages as the OpenTelemetry JS project compiled them (protobufjs), from
+ * `@opentelemetry/otlp-transformer` 0.216.0 (a development dependency, `otlp-transformer-0.216`): the last
+ * release that ships them. Later releases encode with a writer of their own and decode nothing.
+ */
+interface Message<T> {
+  decode(bytes: Uint8Array): unknown
+  toObject(message: unknown, options: { longs: StringConstructor; bytes: StringConstructor }): T
+}
+const { opentelemetry } = createRequire(import.meta.url)(
+  'otlp-transformer-0.216/build/src/generated/root.js',
+) as {
+  opentelemetry: {
+    proto: { collector: { trace: { v1: { ExportTraceServiceRequest: Message<ExportRequest> } } } }
+  }
+}
+const { ExportTraceServiceRequest } = opentelemetry.proto.collector.trace.v1
+
+/** An OTLP/protobuf export, decoded by the project's messages; ids (bytes, here base64) in hex as OTLP/JSON has them. */
+function decodeProtobuf(body: Buffer): ExportRequest {
+  const request = ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(body), {
+    longs: String,
+    bytes: String,
+  })
+  const hex = (base64: string | undefined) => Buffer.from(base64 ?? '', 'base64').toString('hex')
+  for (const resourceSpans of request.resourceSpans ?? [])
+    for (const scope of resourceSpans.scopeSpans ?? [])
+      for (const span of scope.spans ?? []) {
+        span.traceId = hex(span.traceId)
+        span.spanId = hex(span.spanId)
+        span.parentSpanId = hex(span.parentSpanId)
+        for (const link of span.links ?? [])
+          Object.assign(link, { traceId: hex(link.traceId), spanId: hex(link.spanId) })
+      }
+  return request
+}
+
 function plainValue(value: AnyValue): unknown {
   if (value.stringValue !== undefined) return value.stringValue
   if (value.boolValue !== undefined) return value.boolValue
@@ -95,9 +133,9 @@ function spansOf(request: ExportRequest): ReceivedSpan[] {
 }
 
 /**
- * Takes `POST /v1/traces` in OTLP/JSON (decoded into spans) or OTLP/protobuf (kept as bytes: the
- * OpenTelemetry JS packages encode protobuf but ship no decoder), and answers as a collector does (200,
- * an empty ExportTraceServiceResponse). `answer` can make it refuse (a collector that is down or full).
+ * Takes `POST /v1/traces` in OTLP/protobuf (decoded by the OpenTelemetry project's messages, above) or
+ * OTLP/JSON, and answers as a collector does (200, an empty ExportTraceServiceResponse). `answer` can make
+ * it refuse (a collector that is down or full).
  */
 export async function startOtlpReceiver(answer: () => number = () => 200): Promise<OtlpReceiver> {
   const waiters = new Set<() => void>()
@@ -112,6 +150,8 @@ export async function startOtlpReceiver(answer: () => number = () => 200): Promi
       receiver.contentTypes.push(type)
       if (request.url === '/v1/traces' && type.startsWith('application/json')) {
         receiver.spans.push(...spansOf(JSON.parse(body.toString('utf8')) as ExportRequest))
+      } else if (request.url === '/v1/traces' && type.startsWith('application/x-protobuf')) {
+        receiver.spans.push(...spansOf(decodeProtobuf(body)))
       }
       for (const wake of waiters) wake()
       const status = answer()

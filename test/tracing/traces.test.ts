@@ -57,8 +57,8 @@ beforeAll(async () => {
     LOG_LEVEL: 'info',
     PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
     PETSTORE_WEBHOOK_RETRY_SCALE: '0.0001',
+    // The default protocol, OTLP/protobuf (test/tracing/otlp-receiver.ts decodes it).
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_BSP_SCHEDULE_DELAY: '50',
     OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
   }
