@@ -3,16 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { createApiKeyRepository } from '../../src/api-keys/api-keys.repository.js'
-import { type Clock, systemClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { connectDatabase } from '../../src/db/connect.js'
 import type { DbHandle } from '../../src/db/handle.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { createEndpointsRepository } from '../../src/webhooks/endpoints.repository.js'
-import { createLanes } from '../../src/webhooks/lanes.js'
-import { createLeasesRepository, ownerIdOf } from '../../src/webhooks/leases.repository.js'
-import { createStep, LINGER_MS, RENEW_MS } from '../../src/webhooks/step.js'
+import { ownerIdOf } from '../../src/webhooks/leases.repository.js'
+import { LINGER_MS, RENEW_MS } from '../../src/webhooks/step.js'
+import { stepOf } from './step-harness.js'
 import { createTestDatabase } from './test-stores.js'
 
 /**
@@ -101,40 +99,6 @@ async function twoEndpoints() {
   return { account, low, high }
 }
 
-/**
- * A dispatcher's step for `owner`, with lanes that never start an attempt, holding `held` (idle since
- * `idleSince`), on `clock`.
- */
-function stepOf(
-  owner: string,
-  held: { id: number; accountId: number }[],
-  clock: Clock = systemClock,
-  idleSince = Date.now(),
-) {
-  const lanes = createLanes({
-    maxInFlight: 8,
-    run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
-    isStillOwn: () => true,
-    now: () => Date.now(),
-    mayStart: () => false,
-    started: () => {},
-    ended: () => {},
-  })
-  lanes.add(
-    held.map((row) => ({ ...row, failuresInRow: 0 })),
-    idleSince,
-  )
-  return createStep({
-    handle,
-    clock,
-    owner,
-    lanes,
-    claims: createClaimsRepository(handle),
-    leases: createLeasesRepository(handle),
-    retryScale: 1,
-  })
-}
-
 test('a renewing step waiting for its lowest endpoint row holds none of the higher ones meanwhile', async () => {
   const { account, low, high } = await twoEndpoints()
   const owner = ownerIdOf(randomUUID())
@@ -144,6 +108,7 @@ test('a renewing step waiting for its lowest endpoint row holds none of the high
     .execute()
   await moveAfterHigh(low.id)
   const step = stepOf(
+    handle,
     owner,
     [low, high].map((row) => ({ id: row.id, accountId: account.id })),
   )
@@ -192,7 +157,7 @@ test('leasing skips an endpoint another transaction holds instead of waiting for
     await blocker.query('select id from webhook_endpoints where id = $1 for update', [low.id])
     // Waiting for it would outlast the step's deadline and fail the step: it leases the other instead.
     const owner = ownerIdOf(randomUUID())
-    expect(await stepOf(owner, []).step(true)).toMatchObject({ busy: true })
+    expect(await stepOf(handle, owner, []).step(true)).toMatchObject({ busy: true })
     const leased = await handle.db
       .selectFrom('webhook_endpoints')
       .select(['id', 'lease_owner'])
@@ -219,6 +184,7 @@ test('a step letting idle lanes go, without renewing, waits for its lowest endpo
   const clock = { now: () => now }
   // Lanes with nothing to send since half a LINGER_MS before the first step, which renews (it never has).
   const step = stepOf(
+    handle,
     owner,
     [low, high].map((row) => ({ id: row.id, accountId: account.id })),
     clock,

@@ -1,0 +1,41 @@
+import { type Clock, systemClock } from '../../src/clock.js'
+import type { DbHandle } from '../../src/db/handle.js'
+import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
+import { createLanes } from '../../src/webhooks/lanes.js'
+import { createLeasesRepository } from '../../src/webhooks/leases.repository.js'
+import { createStep } from '../../src/webhooks/step.js'
+
+/**
+ * A dispatcher's step for `owner` over `handle`, with lanes that never start an attempt, holding `held`
+ * (idle since `idleSince`), on `clock`: the step's transactions alone, without a dispatcher's loop.
+ */
+export function stepOf(
+  handle: DbHandle,
+  owner: string,
+  held: { id: number; accountId: number }[],
+  clock: Clock = systemClock,
+  idleSince = Date.now(),
+) {
+  const lanes = createLanes({
+    maxInFlight: 8,
+    run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
+    isStillOwn: () => true,
+    now: () => Date.now(),
+    mayStart: () => false,
+    started: () => {},
+    ended: () => {},
+  })
+  lanes.add(
+    held.map((row) => ({ ...row, failuresInRow: 0 })),
+    idleSince,
+  )
+  return createStep({
+    handle,
+    clock,
+    owner,
+    lanes,
+    claims: createClaimsRepository(handle),
+    leases: createLeasesRepository(handle),
+    retryScale: 1,
+  })
+}
