@@ -64,7 +64,8 @@ type ExportRequest = {
 /**
  * OTLP's protobuf messages as the OpenTelemetry JS project compiled them (protobufjs), from
  * `@opentelemetry/otlp-transformer` 0.216.0 (a development dependency, `otlp-transformer-0.216`): the last
- * release that ships them. Later releases encode with a writer of their own and decode nothing.
+ * release whose messages include the trace service's. Later releases encode traces with a writer of their
+ * own and decode nothing.
  */
 interface Message<T> {
   decode(bytes: Uint8Array): unknown
