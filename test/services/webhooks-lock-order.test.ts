@@ -99,25 +99,30 @@ async function twoEndpoints() {
   return { account, low, high }
 }
 
-test('a renewing step waiting for its lowest endpoint row holds none of the higher ones meanwhile', async () => {
-  const { account, low, high } = await twoEndpoints()
+/** Both endpoints leased by a new owner; its id. */
+async function leasedToOne(): Promise<string> {
   const owner = ownerIdOf(randomUUID())
   await handle.db
     .updateTable('webhook_endpoints')
     .set({ lease_owner: owner, lease_until: Date.now() + 60_000 })
     .execute()
-  await moveAfterHigh(low.id)
-  const step = stepOf(
-    handle,
-    owner,
-    [low, high].map((row) => ({ id: row.id, accountId: account.id })),
-  )
+  return owner
+}
+
+/**
+ * Runs `step` while another session holds the low row: the step must wait for it (one session waiting)
+ * with the high row free meanwhile. Then the low row is let go and the step must finish.
+ */
+async function expectWaitsForLowOnly(
+  step: ReturnType<typeof stepOf>,
+  low: { id: number },
+  high: { id: number },
+): Promise<void> {
   const blocker = await client()
   const prober = await client()
   try {
     await blocker.query('begin')
     await blocker.query('select id from webhook_endpoints where id = $1 for update', [low.id])
-    // Its first step renews (it never has): it waits for the low row.
     const stepping = step.step(true).catch((error: unknown) => error)
     await untilOneWaits(prober)
     // Meanwhile the high row is free: nothing of the step holds it.
@@ -128,6 +133,19 @@ test('a renewing step waiting for its lowest endpoint row holds none of the high
     await blocker.end()
     await prober.end()
   }
+}
+
+test('a renewing step waiting for its lowest endpoint row holds none of the higher ones meanwhile', async () => {
+  const { account, low, high } = await twoEndpoints()
+  const owner = await leasedToOne()
+  await moveAfterHigh(low.id)
+  const step = stepOf(
+    handle,
+    owner,
+    [low, high].map((row) => ({ id: row.id, accountId: account.id })),
+  )
+  // Its first step renews (it never has).
+  await expectWaitsForLowOnly(step, low, high)
 })
 
 test('leasing skips an endpoint another transaction holds instead of waiting for it', async () => {
@@ -175,11 +193,7 @@ test('leasing skips an endpoint another transaction holds instead of waiting for
 
 test('a step letting idle lanes go, without renewing, waits for its lowest endpoint row holding none of the higher ones', async () => {
   const { account, low, high } = await twoEndpoints()
-  const owner = ownerIdOf(randomUUID())
-  await handle.db
-    .updateTable('webhook_endpoints')
-    .set({ lease_owner: owner, lease_until: Date.now() + 60_000 })
-    .execute()
+  const owner = await leasedToOne()
   let now = Date.now()
   const clock = { now: () => now }
   // Lanes with nothing to send since half a LINGER_MS before the first step, which renews (it never has).
@@ -195,20 +209,7 @@ test('a step letting idle lanes go, without renewing, waits for its lowest endpo
   now += LINGER_MS / 2 + 100
   expect(LINGER_MS / 2 + 100).toBeLessThan(RENEW_MS)
   await moveAfterHigh(low.id)
-  const blocker = await client()
-  const prober = await client()
-  try {
-    await blocker.query('begin')
-    await blocker.query('select id from webhook_endpoints where id = $1 for update', [low.id])
-    const stepping = step.step(true).catch((error: unknown) => error)
-    await untilOneWaits(prober)
-    expect(await isFree(prober, high.id)).toBe(true)
-    await blocker.query('rollback')
-    expect(await stepping).toMatchObject({ busy: expect.any(Boolean) })
-    const leases = await handle.db.selectFrom('webhook_endpoints').select('lease_owner').execute()
-    expect(leases).toEqual([{ lease_owner: null }, { lease_owner: null }])
-  } finally {
-    await blocker.end()
-    await prober.end()
-  }
+  await expectWaitsForLowOnly(step, low, high)
+  const leases = await handle.db.selectFrom('webhook_endpoints').select('lease_owner').execute()
+  expect(leases).toEqual([{ lease_owner: null }, { lease_owner: null }])
 })
