@@ -15,9 +15,12 @@ export const FAN_OUT_EVENTS = 200
  */
 export const FAN_OUT_ROWS = 2_000
 /**
- * Events wait in the outbox (one row each) while every enabled endpoint has this many attempts due: a
- * write then costs one row, not one per subscriber, and the rows are written as the queues drain. One
- * hungry endpoint is enough to fan out, so no backlog, however long, holds back anyone else's events.
+ * Events wait in the outbox (one row each) while every enabled endpoint has this many attempts due beyond
+ * those the instance asking already holds (queued in its lane, in flight, or ended and not yet written
+ * down): a write then costs one row, not one per subscriber, and the rows are written as the queues
+ * drain. One hungry endpoint is enough to fan out, so no backlog, however long, holds back anyone else's
+ * events. Held attempts do not count: a lane queues up to MAX_QUEUE_SIZE (lane.ts), and counting them
+ * left a fast endpoint's lane dry while its queue looked like a backlog.
  */
 export const FAN_OUT_AHEAD = 500
 /**
@@ -103,14 +106,18 @@ export function createFanOut(handle: DbHandle) {
     fanOut,
     /**
      * What waiting events need now: `fan` when some enabled endpoint has fewer than FAN_OUT_AHEAD attempts
-     * due (retries due later do not count: the first one found answers); `pass` when no endpoint is
-     * enabled, so nobody takes them (`passOver`); undefined while every endpoint has its fill.
+     * due beyond the `held` ones, per endpoint (retries due later do not count: the first one found
+     * answers); `pass` when no endpoint is enabled, so nobody takes them (`passOver`); undefined while
+     * every endpoint has its fill.
      */
-    async demand(now: number): Promise<'fan' | 'pass' | undefined> {
+    async demand(
+      now: number,
+      held: ReadonlyMap<number, number> = new Map(),
+    ): Promise<'fan' | 'pass' | undefined> {
       const enabled = await endpoints.enabledIds()
       if (enabled.length === 0) return 'pass'
       for (const id of enabled) {
-        if (!(await attempts.hasDue(id, now, FAN_OUT_AHEAD))) return 'fan'
+        if (!(await attempts.hasDue(id, now, FAN_OUT_AHEAD + (held.get(id) ?? 0)))) return 'fan'
       }
       return undefined
     },

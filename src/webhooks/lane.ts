@@ -38,6 +38,18 @@ export function inTurn(ids: readonly number[], after: number, count: number): nu
   return [...ids.filter((id) => id > after), ...ids.filter((id) => id <= after)].slice(0, count)
 }
 
+/**
+ * Attempts an instance holds per endpoint and has not written down yet (queued, in flight, or ended since
+ * the last step): pending rows that are already being sent, which the fan-out's gate does not count.
+ */
+export function heldPerEndpoint(lanes: Iterable<Lane>, ended: readonly Ended[]): Map<number, number> {
+  const held = new Map<number, number>()
+  const add = (endpointId: number, count: number) => held.set(endpointId, (held.get(endpointId) ?? 0) + count)
+  for (const lane of lanes) add(lane.id, lane.queue.length + lane.running.size)
+  for (const end of ended) add(end.claimed.endpoint.id, 1)
+  return held
+}
+
 /** One attempt in flight, or being checked just before it starts. */
 export interface Running {
   claimed: ClaimedAttempt

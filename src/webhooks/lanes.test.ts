@@ -159,3 +159,50 @@ it('hangs up on every request in flight and gives their attempts back instead of
   lanes.enqueue([claimed(3, 1)])
   expect(signals.get(3)?.aborted).toBe(false)
 })
+
+it('counts what it holds per endpoint until a step takes it to write down: queued, in flight, ended', async () => {
+  let finish: () => void = () => {}
+  const ends = new Promise<void>((resolve) => {
+    finish = resolve
+  })
+  const lanes = lanesWith({
+    run: async (attempt) => {
+      if (attempt.endpoint.id === 2) await ends
+      return { startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }
+    },
+  })
+  lanes.add(
+    [1, 2].map((id) => ({ id, accountId: 1, failuresInRow: 0 })),
+    0,
+  )
+  lanes.enqueue([...Array.from({ length: 3 }, (_, index) => claimed(index + 1, 1)), claimed(11, 2)])
+  // Endpoint 1's three ended at once and wait for a step; endpoint 2's one is in flight.
+  await nextTurn()
+  expect(lanes.held()).toEqual(
+    new Map([
+      [1, 3],
+      [2, 1],
+    ]),
+  )
+  expect(lanes.takeEnded()).toHaveLength(3)
+  // Let go with its request in flight: still held until it ends and is written down.
+  lanes.remove([2])
+  lanes.enqueue(Array.from({ length: 6 }, (_, index) => claimed(index + 21, 1)))
+  await nextTurn()
+  expect(lanes.held()).toEqual(
+    new Map([
+      [1, 6],
+      [2, 1],
+    ]),
+  )
+  finish()
+  await nextTurn()
+  expect(lanes.held()).toEqual(
+    new Map([
+      [1, 6],
+      [2, 1],
+    ]),
+  )
+  lanes.takeEnded()
+  expect(lanes.held()).toEqual(new Map([[1, 0]]))
+})

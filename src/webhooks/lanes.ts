@@ -3,6 +3,7 @@ import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import { createHangUps } from './hang-ups.js'
 import {
   type Ended,
+  heldPerEndpoint,
   type Lane,
   type LanesOptions,
   OPEN_CIRCUIT_CAP,
@@ -233,6 +234,8 @@ export function createLanes(options: LanesOptions) {
     takeHungUp: () => hangUps.take(),
     putBackHungUp: (claimed: readonly ClaimedAttempt[]) => hangUps.putBack(claimed),
     ids: () => [...lanes.keys()],
+    /** Attempts held per endpoint and not written down yet (the fan-out's gate leaves them out). */
+    held: () => heldPerEndpoint(everyLane(), ended),
     /** Whether anything is queued, in flight, or ended (or hung up on) and not yet written down. */
     hasWork: () =>
       ended.length > 0 ||

@@ -79,7 +79,8 @@ export function createStep(deps: StepDeps) {
     // with no endpoint enabled, written already fanned out.
     if (claim && (await events.anyUnpublished()))
       await handle.write((trx) => publishEvents(handle, trx, endpoints.anyEnabledIn))
-    const fan = claim && (await events.anyWaiting()) ? await fanOut.demand(startedAt) : undefined
+    const fan =
+      claim && (await events.anyWaiting()) ? await fanOut.demand(startedAt, lanes.held()) : undefined
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
     const low = claim ? lanes.wants() : []
     const takeable = await claims.takeableAmong(

@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
 import { createEventsRepository } from '../../src/events/events.repository.js'
 import { createFanOut, FAN_OUT_AHEAD, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.js'
+import { QUEUE_SIZE } from '../../src/webhooks/lane.js'
+import { ownerIdOf } from '../../src/webhooks/leases.repository.js'
 import { build } from '../helpers.js'
+import { stepOf } from '../services/step-harness.js'
 import { endpointRow, insertEndpointRows } from './harness.js'
 
 it('fans an event out to 2,500 endpoints over several transactions, each writing at most FAN_OUT_ROWS attempts', async (context) => {
@@ -45,7 +49,7 @@ it('fans an event out to 2,500 endpoints over several transactions, each writing
   expect(pairs).toHaveLength(7_500)
 })
 
-it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD attempts due; retries due later do not count', async (context) => {
+it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD attempts due beyond those the instance holds; retries due later do not count', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
   const { db } = handle
@@ -81,6 +85,47 @@ it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD atte
   expect(await fanOut.demand(now)).toBe('fan')
   // Every endpoint has FAN_OUT_AHEAD due: events wait, one row each.
   expect(await fanOut.demand(now + 60_000)).toBeUndefined()
+  // Unless the asking instance already holds some of them (queued in a lane, in flight): those are being
+  // sent, and the lane must not run dry behind a backlog that is its own queue.
+  expect(await fanOut.demand(now + 60_000, new Map([[fast?.id ?? 0, 1]]))).toBe('fan')
+  expect(await fanOut.demand(now + 60_000, new Map([[0, 1]]))).toBeUndefined()
+})
+
+it('a step fans out for an endpoint whose due attempts are in its own lane’s queue: they are not a backlog', async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const endpoint = await db
+    .insertInto('webhook_endpoints')
+    .values(endpointRow(account, 'https://fast.example/', '["*"]', now))
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
+  const sent = await db
+    .insertInto('events')
+    .values(Array.from({ length: FAN_OUT_AHEAD }, () => ({ ...event, fanned_out: 1 })))
+    .returning('seq')
+    .execute()
+  const attempt = { endpoint_id: endpoint.id, attempt: 1, status: 'pending', due_at: now, at: now }
+  await db
+    .insertInto('webhook_attempts')
+    .values(sent.map(({ seq }) => ({ ...attempt, event_seq: seq })))
+    .execute()
+  // The first step leases the endpoint and queues QUEUE_SIZE of its attempts (its lane starts none).
+  const step = stepOf(handle, ownerIdOf(randomUUID()), [], t.clock)
+  await step.step(true)
+  const held = await db
+    .selectFrom('webhook_attempts')
+    .select('id')
+    .where('lease_token', 'is not', null)
+    .execute()
+  expect(held).toHaveLength(QUEUE_SIZE)
+  // FAN_OUT_AHEAD are due, QUEUE_SIZE of them in the lane: the next event is fanned out, not held back.
+  await db.insertInto('events').values(event).execute()
+  await step.step(true)
+  expect(await createEventsRepository(handle).anyWaiting()).toBe(false)
 })
 
 it('with no endpoint enabled, passes waiting events over in one statement, so retention can delete them; an endpoint created later takes what commits after it', async (context) => {
