@@ -175,34 +175,41 @@ it('counts what it holds per endpoint until a step takes it to write down: queue
     [1, 2].map((id) => ({ id, accountId: 1, failuresInRow: 0 })),
     0,
   )
-  lanes.enqueue([...Array.from({ length: 3 }, (_, index) => claimed(index + 1, 1)), claimed(11, 2)])
-  // Endpoint 1's three ended at once and wait for a step; endpoint 2's one is in flight.
+  const toEndpoint2 = Array.from({ length: MAX_IN_FLIGHT_PER_ENDPOINT + 2 }, (_, index) =>
+    claimed(index + 11, 2),
+  )
+  lanes.enqueue([...Array.from({ length: 3 }, (_, index) => claimed(index + 1, 1)), ...toEndpoint2])
   await nextTurn()
+  // Endpoint 1's three ended at once and wait for a step; endpoint 2 has 4 in flight and 2 queued.
   expect(lanes.held()).toEqual(
     new Map([
       [1, 3],
-      [2, 1],
+      [2, MAX_IN_FLIGHT_PER_ENDPOINT + 2],
     ]),
   )
   expect(lanes.takeEnded()).toHaveLength(3)
-  // Let go with its request in flight: still held until it ends and is written down.
-  lanes.remove([2])
-  lanes.enqueue(Array.from({ length: 6 }, (_, index) => claimed(index + 21, 1)))
-  await nextTurn()
   expect(lanes.held()).toEqual(
     new Map([
-      [1, 6],
-      [2, 1],
+      [1, 0],
+      [2, MAX_IN_FLIGHT_PER_ENDPOINT + 2],
+    ]),
+  )
+  // Let go: its queued attempts are given back; those in flight are still held until written down.
+  expect(lanes.remove([2])).toHaveLength(2)
+  expect(lanes.held()).toEqual(
+    new Map([
+      [1, 0],
+      [2, MAX_IN_FLIGHT_PER_ENDPOINT],
     ]),
   )
   finish()
   await nextTurn()
   expect(lanes.held()).toEqual(
     new Map([
-      [1, 6],
-      [2, 1],
+      [1, 0],
+      [2, MAX_IN_FLIGHT_PER_ENDPOINT],
     ]),
   )
-  lanes.takeEnded()
+  expect(lanes.takeEnded()).toHaveLength(MAX_IN_FLIGHT_PER_ENDPOINT)
   expect(lanes.held()).toEqual(new Map([[1, 0]]))
 })
