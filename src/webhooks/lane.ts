@@ -40,7 +40,8 @@ export function inTurn(ids: readonly number[], after: number, count: number): nu
 
 /**
  * Attempts an instance holds per endpoint and has not written down yet (queued, in flight, or ended since
- * the last step): pending rows that are already being sent, which the fan-out's gate does not count.
+ * the last step): pending rows already on their way (to be sent, being sent, or answered), which the
+ * fan-out's gate does not count.
  */
 export function heldPerEndpoint(lanes: Iterable<Lane>, ended: readonly Ended[]): Map<number, number> {
   const held = new Map<number, number>()

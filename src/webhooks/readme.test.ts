@@ -52,6 +52,7 @@ it.each([
   ['fan-out events per transaction', `takes up to ${n(FAN_OUT_EVENTS)} of them`],
   ['fan-out attempts per transaction', `writes at most ${n(FAN_OUT_ROWS)} attempts`],
   ['the fan-out gate', `has ${FAN_OUT_AHEAD} attempts due`],
+  ['what the fan-out gate leaves out', `a fast lane queues up to ${n(MAX_QUEUE_SIZE)}, and counting them`],
   ['events passed over', `up to ${n(PASS_OVER_EVENTS)} a statement at each poll`],
   ['lanes per instance', `up to ${n(MAX_LANES)} at once`],
   [

@@ -10,7 +10,7 @@ import { migrateToLatest } from '../../src/db/migrate.js'
 import { createEndpointsRepository } from '../../src/webhooks/endpoints.repository.js'
 import { ownerIdOf } from '../../src/webhooks/leases.repository.js'
 import { LINGER_MS, RENEW_MS } from '../../src/webhooks/step.js'
-import { stepOf } from './step-harness.js'
+import { stepOf } from '../webhooks/step-harness.js'
 import { createTestDatabase } from './test-stores.js'
 
 /**

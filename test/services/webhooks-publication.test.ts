@@ -6,7 +6,7 @@ import type { DbHandle } from '../../src/db/handle.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { createEventRecorder } from '../../src/events/events.publisher.js'
 import { ownerIdOf } from '../../src/webhooks/leases.repository.js'
-import { stepOf } from './step-harness.js'
+import { stepOf } from '../webhooks/step-harness.js'
 import { createTestDatabase } from './test-stores.js'
 
 /**
