@@ -21,6 +21,7 @@ import {
 } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TracingConfig } from '../config.js'
+import type { ContextScope } from './context-scope.js'
 
 /** The sampler OTEL_TRACES_SAMPLER names (config.ts has checked it and its argument), the SDK's own. */
 export function samplerOf(config: Pick<TracingConfig, 'sampler' | 'ratio'>): Sampler {
@@ -99,10 +100,14 @@ export class RequestSampling {
   /** The trace id its span is to have (a request with no caller's trace); taken by the next root span. */
   private nextTraceId: string | undefined
 
-  /** `untraced(url)`: requests never traced whatever the sampler says (the probes, /metrics). */
+  /**
+   * `untraced(url)`: requests never traced whatever the sampler says (the probes, /metrics); `scope`: held
+   * by each traced request until its response closes (context-scope.ts).
+   */
   constructor(
     private readonly sampler: Sampler,
     private readonly untraced: (url: string) => boolean,
+    private readonly scope?: Pick<ContextScope, 'hold' | 'release'>,
   ) {
     this.idGenerator = {
       generateTraceId: () => {
@@ -117,8 +122,13 @@ export class RequestSampling {
   /** Registers `decide` as the app's first onRequest hook; call it before @fastify/otel's plugin registers. */
   register(app: FastifyInstance): void {
     app.decorateRequest('untracedTraceId', null)
-    app.addHook('onRequest', (request, _reply, done) => {
+    app.addHook('onRequest', (request, reply, done) => {
       this.decide(request)
+      const { scope } = this
+      if (this.pending && scope) {
+        scope.hold()
+        reply.raw.once('close', () => scope.release())
+      }
       done()
     })
   }

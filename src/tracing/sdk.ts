@@ -8,6 +8,7 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TracingConfig } from '../config.js'
 import { VERSION } from '../version.js'
+import { createContextScope } from './context-scope.js'
 import { followingLinks, RequestSampling, samplerOf } from './request-sampling.js'
 import { droppedSpans, useTracer } from './tracing.js'
 
@@ -33,7 +34,8 @@ export interface StartedTracing {
  */
 export function startTracing(config: TracingConfig): StartedTracing {
   const sampler = samplerOf(config)
-  const sampling = new RequestSampling(sampler, isProbe)
+  const scope = createContextScope()
+  const sampling = new RequestSampling(sampler, isProbe, scope)
   const fastifyOtel = new FastifyOtelInstrumentation({
     // One SERVER span per request and the handler's child: a span per hook would cost more than it tells.
     instrumentHooks: false,
@@ -49,6 +51,7 @@ export function startTracing(config: TracingConfig): StartedTracing {
     ...(config.serviceName !== undefined && { serviceName: config.serviceName }),
     sampler: followingLinks(sampler),
     idGenerator: sampling.idGenerator,
+    contextManager: scope.contextManager,
     traceExporter: countingFailures(exporter),
     instrumentations: [fastifyOtel],
     // Only traces: no metrics or logs pipelines (Prometheus serves metrics, pino the logs).
@@ -56,7 +59,7 @@ export function startTracing(config: TracingConfig): StartedTracing {
     logRecordProcessors: [],
   })
   sdk.start()
-  useTracer(trace.getTracer('petstore', VERSION))
+  useTracer(trace.getTracer('petstore', VERSION), scope)
   const diagnostics: { logger?: { warn(object: object, message: string): void } } = {}
   diag.setLogger(countingQueueDrops(diagnostics), DiagLogLevel.WARN)
   return {

@@ -11,6 +11,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api'
+import type { ContextScope } from './context-scope.js'
 
 /**
  * The service's side of tracing: what every module calls to make a span. It needs only the OpenTelemetry
@@ -19,10 +20,13 @@ import {
  * nothing measurable (docs/observability.md).
  */
 let tracer: Tracer | undefined
+/** Held while a sampled root span's work runs (context-scope.ts); none in tests that bring their own SDK. */
+let scope: Pick<ContextScope, 'hold' | 'release'> | undefined
 
 /** Called once by sdk.ts when the SDK has started. */
-export function useTracer(started: Tracer): void {
+export function useTracer(started: Tracer, contextScope?: Pick<ContextScope, 'hold' | 'release'>): void {
   tracer = started
+  scope = contextScope
 }
 
 export function tracingEnabled(): boolean {
@@ -44,8 +48,9 @@ function childTracer(): Tracer | undefined {
 
 /**
  * `work` inside a child span of the active one, when that one records; the span ends when `work` settles,
- * ERROR if it threw. `root`: a trace of its own whatever is active (the dispatcher's work; the sampler
- * decides).
+ * ERROR if it threw. `root`: a trace of its own whatever is active (the dispatcher's work), when the
+ * sampler keeps it: one it drops gets no span and no context (nothing under it would record), and one it
+ * keeps holds the context scope while `work` runs.
  */
 export function inSpan<T>(
   name: string,
@@ -55,7 +60,10 @@ export function inSpan<T>(
 ): Promise<T> {
   const maker = options.root ? tracer : childTracer()
   if (!maker) return work(undefined)
-  return maker.startActiveSpan(name, { attributes, ...options }, async (span) => {
+  const span = maker.startSpan(name, { attributes, ...options })
+  if (!span.isRecording()) return work(undefined)
+  if (options.root) scope?.hold()
+  return context.with(trace.setSpan(context.active(), span), async () => {
     try {
       return await work(span)
     } catch (error) {
@@ -63,6 +71,7 @@ export function inSpan<T>(
       throw error
     } finally {
       span.end()
+      if (options.root) scope?.release()
     }
   })
 }

@@ -1,0 +1,49 @@
+import { AlwaysOffSampler, AlwaysOnSampler, type Sampler } from '@opentelemetry/sdk-trace-base'
+import Fastify from 'fastify'
+import { expect, it, vi } from 'vitest'
+import { RequestSampling } from './request-sampling.js'
+
+/** A real server whose one route answers when told to, with `sampler` deciding at its door. */
+async function serverDecidingBy(sampler: Sampler) {
+  const scope = { held: 0, hold: () => scope.held++, release: () => scope.held-- }
+  const app = Fastify()
+  new RequestSampling(sampler, (url) => url === '/healthz', scope).register(app)
+  let answer: () => void = () => {}
+  const answered = new Promise<void>((resolve) => {
+    answer = resolve
+  })
+  app.get('/slow', async () => {
+    await answered
+    return { ok: true }
+  })
+  app.get('/healthz', async () => ({ ok: true }))
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  return { app, scope, address, answer }
+}
+
+it('a traced request holds the context scope from its first hook until its response closes', async () => {
+  const { app, scope, address, answer } = await serverDecidingBy(new AlwaysOnSampler())
+  try {
+    const response = fetch(`${address}/slow`)
+    await vi.waitFor(() => expect(scope.held).toBe(1))
+    answer()
+    expect((await response).status).toBe(200)
+    await vi.waitFor(() => expect(scope.held).toBe(0))
+    // The probes are never traced, so they hold nothing.
+    await fetch(`${address}/healthz`)
+    expect(scope.held).toBe(0)
+  } finally {
+    await app.close()
+  }
+})
+
+it('a request sampled out holds nothing', async () => {
+  const { app, scope, address, answer } = await serverDecidingBy(new AlwaysOffSampler())
+  try {
+    answer()
+    expect((await fetch(`${address}/slow`)).status).toBe(200)
+    expect(scope.held).toBe(0)
+  } finally {
+    await app.close()
+  }
+})
