@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { DbHandle, PreparedWrite } from '../db/handle.js'
-import { batchByTurn } from '../db/turn-batch.js'
 import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
+import { type OwnedAsk, ownedInWindows } from './ownership-windows.js'
 import { retiredSecrets } from './signature.js'
 
 /** Endpoints per statement of a take on PostgreSQL (one limited sub-select each, one round trip). */
@@ -18,7 +18,8 @@ export type ClaimsRepository = ReturnType<typeof createClaimsRepository>
  */
 export function createClaimsRepository(handle: DbHandle) {
   const attempts = createAttemptsRepository(handle)
-  const owned = handle.dialect === 'postgres' ? createOwnedInTurn(handle) : createOwnedInPlace(handle)
+  const owned =
+    handle.dialect === 'postgres' ? ownedInWindows(ownPendingAmong(handle)) : createOwnedInPlace(handle)
   const due = handle.dialect === 'sqlite' ? dueEach(handle.prepareWrite(dueOf)) : dueInChunks
   /**
    * In a step's transaction, for endpoints whose lease `owner` holds: up to `count` due attempts of each,
@@ -57,9 +58,9 @@ export function createClaimsRepository(handle: DbHandle) {
   return {
     take,
     /**
-     * Whether the attempt is still pending and `owner`'s (read just before it starts): synchronous on
-     * SQLite, whose reads are; on PostgreSQL one read for every attempt asked about in the same turn of
-     * the event loop, sent once the turn ends (each is still read after it was chosen to start).
+     * Whether the attempt is still pending and `owner`'s (asked just before it starts): on SQLite read in
+     * place, synchronously; on PostgreSQL by a read of it and the attempts `queued` behind it, which
+     * answers for those for OWNERSHIP_WINDOW_MS (ownership-windows.ts).
      */
     isStillOwn: owned,
     /**
@@ -101,7 +102,9 @@ export function createClaimsRepository(handle: DbHandle) {
 }
 
 /** SQLite's ownership read: one compiled read, run in place (a call, not a round trip). */
-function createOwnedInPlace(handle: DbHandle): (id: number, owner: string) => boolean | Promise<boolean> {
+function createOwnedInPlace(
+  handle: DbHandle,
+): (asked: OwnedAsk, owner: string, queued?: readonly OwnedAsk[]) => boolean | Promise<boolean> {
   const stillOwn = handle.prepareRead((db, id: number, owner: string) =>
     db
       .selectFrom('webhook_attempts')
@@ -110,18 +113,15 @@ function createOwnedInPlace(handle: DbHandle): (id: number, owner: string) => bo
       .where('lease_token', '=', owner)
       .where('status', '=', 'pending'),
   )
-  return (id, owner) => {
-    const rows = stillOwn(id, owner)
+  return (asked, owner) => {
+    const rows = stillOwn(asked.id, owner)
     return Array.isArray(rows) ? rows.length > 0 : rows.then((found) => found.length > 0)
   }
 }
 
-/**
- * PostgreSQL's ownership reads: the attempts asked about in one turn of the event loop are read together,
- * one round trip (`batchByTurn`), instead of one each before every attempt.
- */
-function createOwnedInTurn(handle: DbHandle): (id: number, owner: string) => Promise<boolean> {
-  const ownedAmong = handle.prepareRead((db, ids: number[], owner: string) =>
+/** PostgreSQL's read behind `ownedInWindows`: which of these attempts are pending and `owner`'s. */
+function ownPendingAmong(handle: DbHandle) {
+  return handle.prepareRead((db, ids: number[], owner: string) =>
     db
       .selectFrom('webhook_attempts')
       .select('id')
@@ -129,18 +129,6 @@ function createOwnedInTurn(handle: DbHandle): (id: number, owner: string) => Pro
       .where('lease_token', '=', owner)
       .where('status', '=', 'pending'),
   )
-  const byOwner = new Map<string, (id: number) => Promise<true | undefined>>()
-  return async (id, owner) => {
-    let read = byOwner.get(owner)
-    if (!read) {
-      read = batchByTurn(async (ids: number[]) => {
-        const rows = await ownedAmong(ids, owner)
-        return new Map(rows.map((row) => [Number(row.id), true as const]))
-      })
-      byOwner.set(owner, read)
-    }
-    return (await read(id)) === true
-  }
 }
 
 /** What a lane wants: up to `count` more of the endpoint's due attempts. */

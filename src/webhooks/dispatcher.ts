@@ -73,7 +73,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         agents,
         now: () => clock.now(),
       }),
-    isStillOwn: (claimed) => claims.isStillOwn(claimed.id, owner),
+    isStillOwn: (claimed, queued) => claims.isStillOwn(claimed, owner, queued),
     now: () => clock.now(),
     mayStart: () => !stopping && steps.surelyHeld(),
     started: (claimed: ClaimedAttempt) => {

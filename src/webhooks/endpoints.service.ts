@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import type { Clock } from '../clock.js'
 import { lockTransaction } from '../db/advisory-lock.js'
 import type { Db } from '../db/database.js'
@@ -11,6 +12,7 @@ import { createAttemptsRepository } from './attempts.repository.js'
 import { createDisabler } from './disable.js'
 import { endedKeyReason } from './ended-accounts.js'
 import { createEndpointsRepository, type EndpointRow } from './endpoints.repository.js'
+import { OWNERSHIP_WINDOW_MS } from './ownership-windows.js'
 import { MAX_RETIRED_SECRETS, newSecret, retiredSecrets } from './signature.js'
 import type { NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from './webhooks.schemas.js'
 
@@ -44,6 +46,14 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
   const repository = createEndpointsRepository(handle)
   const attempts = createAttemptsRepository(handle)
   const disableIn = createDisabler(handle)
+  /**
+   * Waited for after a commit that ended an endpoint's pending attempts (a DELETE, a disable), before
+   * answering: on PostgreSQL a dispatcher's read of them lets them start for OWNERSHIP_WINDOW_MS after it
+   * was sent (claims.repository.ts), so after this wait none read before the commit starts. SQLite's
+   * dispatchers read each attempt in place just before it starts: nothing to wait for.
+   */
+  const endingAttempts = (): Promise<void> =>
+    handle.dialect === 'postgres' ? delay(OWNERSHIP_WINDOW_MS) : Promise.resolve()
 
   /** The URL as the address rules judge it now: a 400 naming the reason when they refuse it. */
   async function judge(url: string): Promise<string> {
@@ -100,7 +110,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
   ): Promise<WebhookEndpoint> {
     const url = changes.url === undefined ? undefined : await judge(changes.url)
     const now = clock.now()
-    return handle.write(async (trx) => {
+    const patched = await handle.write(async (trx) => {
       // Exactly between two events: those committed so far keep the subscription they committed under.
       // First, then the row, locked (PostgreSQL): PATCHes of one endpoint take turns on the publishers'
       // lock, and each keeps the subscription the one before it left, never one read before it committed.
@@ -119,6 +129,8 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
       })
       return toEndpoint(updated ?? row)
     })
+    if (changes.status === 'disabled') await endingAttempts()
+    return patched
   }
 
   async function remove(apiKeyId: number, id: string): Promise<void> {
@@ -128,6 +140,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
       await repository.update(trx, row.id, { deleted_at: now })
       await attempts.failPending(trx, row.id, 'the endpoint was deleted', now)
     })
+    await endingAttempts()
   }
 
   /**
@@ -174,9 +187,12 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
         return { ...endpoint, status: 'disabled' as const, disabledReason: why }
       })
     },
-    /** Disables any account's endpoint (operators, the dispatcher); false when there is no such endpoint. */
-    disable: (id: number, reason: string | null): Promise<boolean> =>
-      handle.write((trx) => disableIn(trx, id, reason, clock.now())),
+    /** Disables any account's endpoint (operators); false when there is no such endpoint. */
+    async disable(id: number, reason: string | null): Promise<boolean> {
+      const disabled = await handle.write((trx) => disableIn(trx, id, reason, clock.now()))
+      if (disabled) await endingAttempts()
+      return disabled
+    },
   }
 }
 

@@ -83,9 +83,10 @@ export interface LanesOptions {
   run(claimed: ClaimedAttempt, signal: AbortSignal): Promise<AttemptOutcome>
   /**
    * Read just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over.
-   * Synchronous where the database is (SQLite), so the attempt starts in the same turn as the read.
+   * Synchronous where the database is (SQLite), or where a read of it with those `queued` behind it still
+   * answers (PostgreSQL: claims.repository.ts), so the attempt starts in the same turn.
    */
-  isStillOwn(claimed: ClaimedAttempt): boolean | Promise<boolean>
+  isStillOwn(claimed: ClaimedAttempt, queued: readonly ClaimedAttempt[]): boolean | Promise<boolean>
   /** The dispatcher's clock (idle times). */
   now(): number
   /** Whether this instance's leases are surely still its own (false after a freeze, until renewed). */

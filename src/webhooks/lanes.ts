@@ -49,10 +49,13 @@ export function createLanes(options: LanesOptions) {
 
   const hangUps = createHangUps(options.maxInFlight)
 
-  /** Reads whether the attempt is still this instance's; a read that throws is a rejection. */
-  function readOwn(claimed: ClaimedAttempt): boolean | Promise<boolean> {
+  /**
+   * Reads whether the attempt is still this instance's (with those queued behind it, which a read may
+   * answer for ahead); a read that throws is a rejection.
+   */
+  function readOwn(claimed: ClaimedAttempt, queued: readonly ClaimedAttempt[]): boolean | Promise<boolean> {
     try {
-      return options.isStillOwn(claimed)
+      return options.isStillOwn(claimed, queued)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -86,7 +89,7 @@ export function createLanes(options: LanesOptions) {
       unread = true
       return putBack()
     }
-    const own = readOwn(claimed)
+    const own = readOwn(claimed, lane.queue)
     const outcome = typeof own === 'boolean' ? attempt(own) : own.then(attempt, unreadable)
     entry.done = Promise.resolve(outcome).then((outcome) => {
       lane.running.delete(claimed.id)

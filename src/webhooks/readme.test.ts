@@ -19,6 +19,7 @@ import {
   STARTS_PER_TURN,
   STEPS_QUEUED,
 } from './lane.js'
+import { OWNERSHIP_WINDOW_MS, READ_AHEAD_ATTEMPTS } from './ownership-windows.js'
 import { MAX_TTL_S, RESOLVE_DEADLINE_MS } from './resolve.js'
 import { PURGE_BATCH } from './retention.js'
 import {
@@ -67,6 +68,9 @@ it.each([
     `started more than ${QUEUE_SIZE / STEPS_QUEUED} since the step before keeps ${STEPS_QUEUED === 4 ? '4 times' : `${STEPS_QUEUED} times`} what it started queued, up to ${n(MAX_QUEUE_SIZE)}`,
   ],
   ['a failed ownership read', `read again ${REREAD_MS} ms later`],
+  ['PostgreSQL’s ownership window', `read for \`OWNERSHIP_WINDOW_MS\` (${OWNERSHIP_WINDOW_MS} ms)`],
+  ['attempts a PostgreSQL ownership read asks about ahead', `up to ${READ_AHEAD_ATTEMPTS} queued behind it`],
+  ['the answer after a DELETE or a disable', `they answer ${OWNERSHIP_WINDOW_MS} ms after their commit`],
   ['the cap and the open circuit', `(${MAX_IN_FLIGHT_PER_ENDPOINT} in flight; ${OPEN_CIRCUIT_CAP} while`],
   [
     'the lease',

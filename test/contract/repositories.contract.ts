@@ -157,6 +157,7 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
     })
 
     test('the ownership read answers each attempt asked in one turn: pending and held by that owner', async () => {
+      const asking = (id: number) => ({ id, endpoint: { id: 1 } })
       const row = (status: string, lease_token: string | null) => ({
         event_seq: 1,
         endpoint_id: 1,
@@ -182,9 +183,9 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
         ids.push(Number(id))
       }
       const claims = createClaimsRepository(handle)
-      const asked = [...ids, Math.max(...ids) + 1].map((id) => claims.isStillOwn(id, 'a/1/x'))
+      const asked = [...ids, Math.max(...ids) + 1].map((id) => claims.isStillOwn(asking(id), 'a/1/x'))
       expect(await Promise.all(asked)).toEqual([true, false, false, false, false])
-      expect(await claims.isStillOwn(ids[1] as number, 'b/2/y')).toBe(true)
+      expect(await claims.isStillOwn(asking(ids[1] as number), 'b/2/y')).toBe(true)
     })
 
     test('a take holds, per endpoint, up to its count of due attempts not yet the owner’s, oldest due first', async () => {
@@ -238,7 +239,10 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
         endpoint: { id: firstId, url: fields.url, secrets: ['whsec_a'] },
         event: { seq, type: PING, object: '{}' },
       })
-      const own = [oldest, held, deadOwners, beyondCount, other].map((id) => claims.isStillOwn(id, 'a/1/x'))
+      const own = [oldest, held, deadOwners, beyondCount].map((id) =>
+        claims.isStillOwn({ id, endpoint: { id: firstId } }, 'a/1/x'),
+      )
+      own.push(claims.isStillOwn({ id: other, endpoint: { id: secondId } }, 'a/1/x'))
       expect(await Promise.all(own)).toEqual([true, true, true, false, true])
     })
 
