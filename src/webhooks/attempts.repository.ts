@@ -222,8 +222,9 @@ export function createAttemptsRepository(handle: DbHandle) {
 
     /**
      * Ends every pending attempt to an endpoint that no longer takes deliveries. None of them starts
-     * after this commits (a dispatcher reads `isStillOwn` just before each); one already in flight
-     * finishes and its outcome is written, with no retry.
+     * after the answer of the DELETE or disable that commits this (a dispatcher asks `isStillOwn` just
+     * before each: on SQLite read then, on PostgreSQL by a read at most OWNERSHIP_WINDOW_MS old, which
+     * the answer waits out); one already in flight finishes and its outcome is written, with no retry.
      */
     async failPending(trx: Db, endpointId: number, reason: string, now: number): Promise<void> {
       await trx

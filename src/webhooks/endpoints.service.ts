@@ -20,6 +20,8 @@ import type { NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '
 export const MAX_ENDPOINTS_PER_ACCOUNT = 10
 /** Creations of one account serialise on this lock plus the account's id (PostgreSQL), for the cap. */
 const CREATE_LOCK_BASE = 2 ** 40
+/** What a DELETE or a disable waits beyond OWNERSHIP_WINDOW_MS on PostgreSQL (`endingAttempts`). */
+const ENDING_MARGIN_MS = 5
 
 export const endpointIdOf = (id: number): string => `we_${id}`
 /** The number in a `we_…` id (the route's schema checked its shape). */
@@ -49,11 +51,12 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
   /**
    * Waited for after a commit that ended an endpoint's pending attempts (a DELETE, a disable), before
    * answering: on PostgreSQL a dispatcher's read of them lets them start for OWNERSHIP_WINDOW_MS after it
-   * was sent (claims.repository.ts), so after this wait none read before the commit starts. SQLite's
-   * dispatchers read each attempt in place just before it starts: nothing to wait for.
+   * was sent (ownership-windows.ts), so after this wait none read before the commit starts. A few ms more:
+   * a timer may fire up to a millisecond early. SQLite's dispatchers read each attempt in place just
+   * before it starts: nothing to wait for.
    */
   const endingAttempts = (): Promise<void> =>
-    handle.dialect === 'postgres' ? delay(OWNERSHIP_WINDOW_MS) : Promise.resolve()
+    handle.dialect === 'postgres' ? delay(OWNERSHIP_WINDOW_MS + ENDING_MARGIN_MS) : Promise.resolve()
 
   /** The URL as the address rules judge it now: a 400 naming the reason when they refuse it. */
   async function judge(url: string): Promise<string> {

@@ -82,7 +82,7 @@ export interface LanesOptions {
   /** Makes the attempt (never throws). */
   run(claimed: ClaimedAttempt, signal: AbortSignal): Promise<AttemptOutcome>
   /**
-   * Read just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over.
+   * Asked just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over.
    * Synchronous where the database is (SQLite), or where a read of it with those `queued` behind it still
    * answers (PostgreSQL: claims.repository.ts), so the attempt starts in the same turn.
    */

@@ -3,9 +3,10 @@ import { batchByTurn } from '../db/turn-batch.js'
 
 /**
  * How long one PostgreSQL read that attempts are still pending and a dispatcher's lets them start without
- * another. A DELETE or a disabling PATCH answers only this long after it commits (`endingAttempts`,
- * endpoints.service.ts): a read sent before that commit lets its attempts start until at most this long
- * after it was sent, which is before the answer, so none of them starts after it.
+ * another. A DELETE, a disabling PATCH or an operator's disable answers only this long (and a little
+ * more) after it commits (`endingAttempts`, endpoints.service.ts): a read sent before that commit lets its
+ * attempts start until at most this long after it was sent, which is before the answer, so none of them
+ * starts after it.
  */
 export const OWNERSHIP_WINDOW_MS = 100
 
@@ -15,15 +16,24 @@ export type OwnedAsk = { id: number; endpoint: { id: number } }
 /** Attempts queued behind the one asked about that a read confirms with it, at most. */
 export const READ_AHEAD_ATTEMPTS = 256
 
+/** Thrown when a read's answer comes after its window: the lane puts the attempt back and asks again. */
+export class LateOwnershipRead extends Error {
+  constructor(readonly tookMs: number) {
+    super(
+      `the ownership read answered after ${Math.round(tookMs)} ms, past its ${OWNERSHIP_WINDOW_MS} ms window`,
+    )
+  }
+}
+
 /**
  * PostgreSQL's ownership reads, a round trip for many attempts instead of one before each. A read asks
  * about the attempt to start and up to READ_AHEAD_ATTEMPTS queued behind it (`queued`, in the order the
  * lane starts them); each it finds still pending and `owner`'s may start without another read for
- * OWNERSHIP_WINDOW_MS from when it was sent, and one asked about past half its window has its endpoint's
- * queue read again ahead, so a busy lane does not wait. Any other answer comes from a read sent after the
+ * OWNERSHIP_WINDOW_MS from when it was sent, and one asked about past half its window has the queue behind
+ * it read again ahead, so a busy lane does not wait. Any other answer comes from a read sent after the
  * question (a "no" is never answered from an older read: an attempt given back may be taken again). A read
- * that answers after its window rejects: the lane puts the attempt back and asks again. The reads asked
- * for in one turn of the event loop go together (`batchByTurn`), one round trip.
+ * that answers after its window rejects with LateOwnershipRead. The attempts asked about in one turn of
+ * the event loop are read together (`batchByTurn`), one round trip.
  */
 export function ownedInWindows(
   ownAmong: PreparedRead<[ids: number[], owner: string], { id: number }>,
@@ -35,26 +45,26 @@ export function ownedInWindows(
     let state = byOwner.get(owner)
     if (state) return state
     const confirmed = new Map<number, number>()
-    const wanted = new Set<number>()
-    const read = batchByTurn(async (_endpointIds: number[]) => {
-      const ids = [...wanted]
-      wanted.clear()
+    const read = batchByTurn(async (ids: number[]) => {
       const sentAt = now()
       const own = new Set((await ownAmong(ids, owner)).map((row) => Number(row.id)))
       if (confirmed.size > KEPT_CONFIRMATIONS)
         for (const [id, at] of confirmed) if (now() - at >= OWNERSHIP_WINDOW_MS) confirmed.delete(id)
       for (const id of own) confirmed.set(id, Math.max(confirmed.get(id) ?? sentAt, sentAt))
-      return new Map([[0, { sentAt, own }]])
+      return new Map(ids.map((id) => [id, { sentAt, own: own.has(id) }]))
     })
-    state = { confirmed, wanted, read, ahead: new Set() }
+    state = { confirmed, read, ahead: new Set() }
     byOwner.set(owner, state)
     return state
   }
 
-  /** A read of `ids` (with the next turn's others), answering once it is in. */
-  function readOf(state: OwnerReads, ids: readonly number[]): Promise<WindowRead | undefined> {
-    for (const id of ids) state.wanted.add(id)
-    return state.read(0)
+  /** The queue behind an attempt read again ahead, once at a time per endpoint. */
+  function readAhead(state: OwnerReads, endpointId: number, behind: readonly number[]): void {
+    if (state.ahead.has(endpointId) || behind.length === 0) return
+    state.ahead.add(endpointId)
+    Promise.all(behind.map((id) => state.read(id)))
+      .catch(() => {})
+      .finally(() => state.ahead.delete(endpointId))
   }
 
   return (asked: OwnedAsk, owner: string, queued: readonly OwnedAsk[] = []): boolean | Promise<boolean> => {
@@ -64,34 +74,25 @@ export function ownedInWindows(
     const age = at === undefined ? Number.POSITIVE_INFINITY : now() - at
     if (age < OWNERSHIP_WINDOW_MS) {
       state.confirmed.delete(asked.id)
-      const endpoint = asked.endpoint.id
-      if (age > OWNERSHIP_WINDOW_MS / 2 && !state.ahead.has(endpoint) && behind.length > 0) {
-        state.ahead.add(endpoint)
-        readOf(state, behind)
-          .catch(() => {})
-          .finally(() => state.ahead.delete(endpoint))
-      }
+      if (age > OWNERSHIP_WINDOW_MS / 2) readAhead(state, asked.endpoint.id, behind)
       return true
     }
-    return readOf(state, [asked.id, ...behind]).then((read) => {
-      if (read === undefined || now() - read.sentAt >= OWNERSHIP_WINDOW_MS)
-        throw new Error('the ownership read answered after its window')
-      if (!read.own.has(asked.id)) return false
-      state.confirmed.delete(asked.id)
-      return true
+    for (const id of behind) state.read(id).catch(() => {})
+    return state.read(asked.id).then((answer) => {
+      if (answer === undefined) throw new Error('the ownership read did not answer for the attempt')
+      const took = now() - answer.sentAt
+      if (took >= OWNERSHIP_WINDOW_MS) throw new LateOwnershipRead(took)
+      if (answer.own) state.confirmed.delete(asked.id)
+      return answer.own
     })
   }
 }
 
-/** One read: when it was sent, and which of the attempts it asked about were pending and the owner's. */
-type WindowRead = { sentAt: number; own: Set<number> }
 type OwnerReads = {
   /** Attempts found pending and the owner's, by when the read that found them was sent. */
   confirmed: Map<number, number>
-  /** Attempts to ask about in the next read. */
-  wanted: Set<number>
-  /** The next read (one a turn, `batchByTurn` with a single key). */
-  read: (key: number) => Promise<WindowRead | undefined>
+  /** The next read: every attempt asked about in this turn, one round trip once the turn ends. */
+  read: (id: number) => Promise<{ sentAt: number; own: boolean } | undefined>
   /** Endpoints whose queue is being read again ahead. */
   ahead: Set<number>
 }

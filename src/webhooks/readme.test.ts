@@ -6,7 +6,7 @@ import { TOP_ACCOUNTS } from '../http/metrics.js'
 import { MAX_URL_LENGTH } from './address.js'
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import { TAKE_CHUNK_ENDPOINTS } from './claims.repository.js'
-import { BUSY_MS, MAX_IN_FLIGHT, POLL_MS } from './dispatcher.js'
+import { BUSY_MS, LATE_READ_WARN_MS, MAX_IN_FLIGHT, POLL_MS } from './dispatcher.js'
 import { REPORT_MS, RESTART_MS } from './dispatcher-thread.js'
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import { RETENTION_MS } from './event-log.js'
@@ -67,8 +67,9 @@ it.each([
     'a fast lane’s queue',
     `started more than ${QUEUE_SIZE / STEPS_QUEUED} since the step before keeps ${STEPS_QUEUED === 4 ? '4 times' : `${STEPS_QUEUED} times`} what it started queued, up to ${n(MAX_QUEUE_SIZE)}`,
   ],
-  ['a failed ownership read', `read again ${REREAD_MS} ms later`],
+  ['a failed ownership read', `asked again ${REREAD_MS} ms later`],
   ['PostgreSQL’s ownership window', `read for \`OWNERSHIP_WINDOW_MS\` (${OWNERSHIP_WINDOW_MS} ms)`],
+  ['how often a late ownership read is logged', `logged at most every ${LATE_READ_WARN_MS / 1000} s`],
   ['attempts a PostgreSQL ownership read asks about ahead', `up to ${READ_AHEAD_ATTEMPTS} queued behind it`],
   ['the answer after a DELETE or a disable', `they answer ${OWNERSHIP_WINDOW_MS} ms after their commit`],
   ['the cap and the open circuit', `(${MAX_IN_FLIGHT_PER_ENDPOINT} in flight; ${OPEN_CIRCUIT_CAP} while`],

@@ -7,10 +7,11 @@ import { endpointRow } from './harness.js'
 const OWNER = 'host/1/ownership-test'
 
 /**
- * An enabled endpoint of a new account with one pending attempt held by OWNER, and the claims a dispatcher
- * asks before starting it, already asked once (on PostgreSQL that read answers for a window).
+ * An enabled endpoint of a new account with two pending attempts held by OWNER, and the claims a
+ * dispatcher asks before starting them: asked about the first, with the second queued behind it (on
+ * PostgreSQL that read answers for the second too, for a window).
  */
-async function heldAttempt(context: Parameters<typeof build>[0]) {
+async function heldAttempts(context: Parameters<typeof build>[0]) {
   const t = await build(context)
   const { db } = t.deps.database
   const now = t.clock.now()
@@ -22,39 +23,33 @@ async function heldAttempt(context: Parameters<typeof build>[0]) {
     .executeTakeFirstOrThrow()
   const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
   const { seq } = await db.insertInto('events').values(event).returning('seq').executeTakeFirstOrThrow()
-  const { id } = await db
+  const attempt = { event_seq: Number(seq), endpoint_id: Number(endpoint.id), status: 'pending', due_at: 0 }
+  const rows = await db
     .insertInto('webhook_attempts')
-    .values({
-      event_seq: Number(seq),
-      endpoint_id: Number(endpoint.id),
-      attempt: 1,
-      status: 'pending',
-      due_at: 0,
-      at: now,
-      lease_token: OWNER,
-    })
+    .values([1, 2].map((number) => ({ ...attempt, attempt: number, at: now, lease_token: OWNER })))
     .returning('id')
-    .executeTakeFirstOrThrow()
+    .execute()
   const claims = createClaimsRepository(t.deps.database)
-  const asked = { id: Number(id), endpoint: { id: Number(endpoint.id) } }
-  expect(await claims.isStillOwn(asked, OWNER)).toBe(true)
-  return { t, account, endpointId: endpointIdOf(Number(endpoint.id)), asked, claims }
+  const [first, queued] = rows.map((row) => ({ id: Number(row.id), endpoint: { id: Number(endpoint.id) } }))
+  if (!first || !queued) throw new Error('two attempts were written')
+  expect(await claims.isStillOwn(first, OWNER, [queued])).toBe(true)
+  return { t, account, endpointId: endpointIdOf(Number(endpoint.id)), queued, claims }
 }
 
-it('an attempt read as its dispatcher’s before a DELETE does not start once the DELETE has answered', async (context) => {
-  const { t, account, endpointId, asked, claims } = await heldAttempt(context)
+it('an attempt a read found its dispatcher’s before a DELETE does not start once the DELETE has answered', async (context) => {
+  const { t, account, endpointId, queued, claims } = await heldAttempts(context)
   await t.deps.webhookEndpoints.remove(account, endpointId)
-  expect(await claims.isStillOwn(asked, OWNER)).toBe(false)
+  expect(await claims.isStillOwn(queued, OWNER)).toBe(false)
 })
 
 it('nor once a disabling PATCH has answered', async (context) => {
-  const { t, account, endpointId, asked, claims } = await heldAttempt(context)
+  const { t, account, endpointId, queued, claims } = await heldAttempts(context)
   await t.deps.webhookEndpoints.patch(account, endpointId, { status: 'disabled' })
-  expect(await claims.isStillOwn(asked, OWNER)).toBe(false)
+  expect(await claims.isStillOwn(queued, OWNER)).toBe(false)
 })
 
 it('nor once an operator’s disable has answered', async (context) => {
-  const { t, asked, claims } = await heldAttempt(context)
-  expect(await t.deps.webhookEndpoints.disable(asked.endpoint.id, 'disabled by the operators')).toBe(true)
-  expect(await claims.isStillOwn(asked, OWNER)).toBe(false)
+  const { t, queued, claims } = await heldAttempts(context)
+  expect(await t.deps.webhookEndpoints.disable(queued.endpoint.id, 'disabled by the operators')).toBe(true)
+  expect(await claims.isStillOwn(queued, OWNER)).toBe(false)
 })
