@@ -14,6 +14,7 @@ describe('storageOnAsyncHooks', () => {
     expect(storageOnAsyncHooks(24, [])).toBe(false)
     expect(storageOnAsyncHooks(26, [])).toBe(false)
     expect(storageOnAsyncHooks(24, ['--no-async-context-frame'])).toBe(true)
+    expect(storageOnAsyncHooks(22, ['--experimental_async_context_frame'])).toBe(false)
   })
 })
 
@@ -37,15 +38,38 @@ describe.runIf(storageOnAsyncHooks())('a context scope on async hooks', () => {
     })
   })
 
-  it('is enabled again by the next context entered', async () => {
+  it('is enabled again by the next context entered after the last release', async () => {
     const scope = createContextScope()
     scope.hold()
-    scope.release()
+    await scope.contextManager.with(ROOT_CONTEXT.setValue(key, 'first'), async () => {
+      scope.release()
+      await tick()
+      expect(scope.contextManager.active()).toBe(ROOT_CONTEXT)
+    })
     const next = ROOT_CONTEXT.setValue(key, 'next')
     scope.hold()
     await scope.contextManager.with(next, async () => {
       await tick()
       expect(scope.contextManager.active()).toBe(next)
+    })
+    scope.release()
+  })
+
+  it('disables the storage again after a context entered while nothing is held (the exporter’s)', async () => {
+    const scope = createContextScope()
+    const exporting = ROOT_CONTEXT.setValue(key, 'export')
+    scope.contextManager.with(exporting, () => expect(scope.contextManager.active()).toBe(exporting))
+    expect(await Promise.resolve().then(() => executionAsyncId())).toBe(0)
+  })
+
+  it('a release without a hold changes nothing', async () => {
+    const scope = createContextScope()
+    scope.release()
+    scope.hold()
+    const traced = ROOT_CONTEXT.setValue(key, 'traced')
+    await scope.contextManager.with(traced, async () => {
+      await tick()
+      expect(scope.contextManager.active()).toBe(traced)
     })
     scope.release()
   })

@@ -1,3 +1,4 @@
+import type { Context } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 
 /**
@@ -12,9 +13,9 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
  * Work that does not hold the scope can lose its context when the last hold ends: code outside a traced
  * request or a sampled span then sees no active span, which is what it sees when nothing is traced.
  *
- * Where `AsyncLocalStorage` costs nothing while unused (Node 24 and later, and 22 with
- * `--experimental-async-context-frame`: it rides on V8's continuation data, no hooks), nothing is
- * switched: hold and release change nothing.
+ * Where `AsyncLocalStorage` costs nothing while unused (Node 24 and later unless started with
+ * `--no-async-context-frame`, and 22 with `--experimental-async-context-frame`: it rides on V8's
+ * continuation data, no hooks), nothing is switched: hold and release change nothing.
  */
 export interface ContextScope {
   /** The manager to give the SDK (`contextManager`). */
@@ -26,15 +27,37 @@ export interface ContextScope {
 }
 
 export function createContextScope(onAsyncHooks = storageOnAsyncHooks()): ContextScope {
-  const contextManager = new AsyncLocalStorageContextManager()
-  if (!onAsyncHooks) return { contextManager, hold() {}, release() {} }
+  if (!onAsyncHooks) return { contextManager: new AsyncLocalStorageContextManager(), hold() {}, release() {} }
   let held = 0
+  /**
+   * A context entered while nothing is held (the batch exporter's, each export) enables the storage
+   * too: it is disabled again once that call returns, if still nothing is held. What such a call goes
+   * on to do asynchronously runs without its context (the exporter's suppression of tracing, which
+   * only an HTTP instrumentation would read: the service has none).
+   */
+  class ScopedContextManager extends AsyncLocalStorageContextManager {
+    override with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+      context: Context,
+      fn: F,
+      thisArg?: ThisParameterType<F>,
+      ...args: A
+    ): ReturnType<F> {
+      if (held > 0) return super.with(context, fn, thisArg, ...args)
+      try {
+        return super.with(context, fn, thisArg, ...args)
+      } finally {
+        if (held === 0) this.disable()
+      }
+    }
+  }
+  const contextManager = new ScopedContextManager()
   return {
     contextManager,
     hold() {
       held++
     },
     release() {
+      if (held === 0) return
       held--
       if (held === 0) contextManager.disable()
     },
@@ -49,7 +72,7 @@ export function storageOnAsyncHooks(
   major = Number(process.versions.node.split('.')[0]),
   flags: readonly string[] = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)],
 ): boolean {
-  return major >= 24
-    ? flags.includes('--no-async-context-frame')
-    : !flags.includes('--experimental-async-context-frame')
+  // Node takes its flags with dashes or underscores alike.
+  const set = new Set(flags.map((flag) => flag.replaceAll('_', '-')))
+  return major >= 24 ? set.has('--no-async-context-frame') : !set.has('--experimental-async-context-frame')
 }

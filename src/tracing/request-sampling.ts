@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http'
 import {
   type Attributes,
   type Context,
@@ -124,13 +125,29 @@ export class RequestSampling {
     app.decorateRequest('untracedTraceId', null)
     app.addHook('onRequest', (request, reply, done) => {
       this.decide(request)
-      const { scope } = this
-      if (this.pending && scope) {
-        scope.hold()
-        reply.raw.once('close', () => scope.release())
-      }
+      if (this.pending && this.scope) this.holdUntilClosed(this.scope, request, reply.raw)
       done()
     })
+  }
+
+  /**
+   * Holds `scope` until the response closes, or its connection does: on Node 20 a pipelined response
+   * still queued behind another never emits 'close' when its connection drops (http/pipelining.ts).
+   */
+  private holdUntilClosed(
+    scope: Pick<ContextScope, 'hold' | 'release'>,
+    request: FastifyRequest,
+    response: ServerResponse,
+  ): void {
+    scope.hold()
+    const socket = request.raw.socket
+    const release = () => {
+      socket?.off('close', release)
+      response.off('close', release)
+      scope.release()
+    }
+    response.once('close', release)
+    socket?.once('close', release)
   }
 
   /** @fastify/otel's `ignorePaths`, asked when a route registers and when a request starts. */

@@ -49,8 +49,8 @@ function childTracer(): Tracer | undefined {
 /**
  * `work` inside a child span of the active one, when that one records; the span ends when `work` settles,
  * ERROR if it threw. `root`: a trace of its own whatever is active (the dispatcher's work), when the
- * sampler keeps it: one it drops gets no span and no context (nothing under it would record), and one it
- * keeps holds the context scope while `work` runs.
+ * sampler keeps it: one it drops gets no span and enters no context (its work runs in the caller's, which
+ * for the dispatcher's work has none), and one it keeps holds the context scope while `work` runs.
  */
 export function inSpan<T>(
   name: string,
