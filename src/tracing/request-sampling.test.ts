@@ -45,6 +45,24 @@ it('a traced request holds the context scope from its first hook until its respo
   }
 })
 
+it('a traced request whose client hangs up before the answer releases its hold once', async () => {
+  const { app, scope, address, answer } = await serverDecidingBy(new AlwaysOnSampler())
+  try {
+    const hangUp = new AbortController()
+    const response = fetch(`${address}/slow`, { signal: hangUp.signal }).catch(() => undefined)
+    await vi.waitFor(() => expect(scope.held).toBe(1))
+    hangUp.abort()
+    await response
+    // The response's 'close' and its connection's both come: one release, never a count below 0.
+    await vi.waitFor(() => expect(scope.held).toBe(0))
+    answer()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(scope.held).toBe(0)
+  } finally {
+    await app.close()
+  }
+})
+
 it('a request sampled out holds nothing', async () => {
   const { app, scope, address, answer } = await serverDecidingBy(new AlwaysOffSampler())
   try {

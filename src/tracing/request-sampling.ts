@@ -141,7 +141,12 @@ export class RequestSampling {
   ): void {
     scope.hold()
     const socket = request.raw.socket
+    let held = true
+    // Once: a connection's 'close' closes the response too, and an emitter calls the listeners it had
+    // when the event began, so this may be called again after it took itself off.
     const release = () => {
+      if (!held) return
+      held = false
       socket?.off('close', release)
       response.off('close', release)
       scope.release()
