@@ -45,11 +45,15 @@ export function ownedInWindows(
     let state = byOwner.get(owner)
     if (state) return state
     const confirmed = new Map<number, number>()
+    let prunedAt = Number.NEGATIVE_INFINITY
     const read = batchByTurn(async (ids: number[]) => {
       const sentAt = now()
       const own = new Set((await ownAmong(ids, owner)).map((row) => Number(row.id)))
-      if (confirmed.size > KEPT_CONFIRMATIONS)
-        for (const [id, at] of confirmed) if (now() - at >= OWNERSHIP_WINDOW_MS) confirmed.delete(id)
+      // Past their window once there are many, at most once a window (many busy lanes keep many fresh).
+      if (confirmed.size > KEPT_CONFIRMATIONS && sentAt - prunedAt >= OWNERSHIP_WINDOW_MS) {
+        prunedAt = sentAt
+        for (const [id, at] of confirmed) if (sentAt - at >= OWNERSHIP_WINDOW_MS) confirmed.delete(id)
+      }
       for (const id of own) confirmed.set(id, Math.max(confirmed.get(id) ?? sentAt, sentAt))
       return new Map(ids.map((id) => [id, { sentAt, own: own.has(id) }]))
     })
