@@ -10,7 +10,7 @@ import type { Dispatcher, DispatcherObserver } from './dispatcher.port.js'
 import { createIdleWaiters } from './idle-waiters.js'
 import { createLanes } from './lanes.js'
 import { createLeasesRepository, ownerIdOf } from './leases.repository.js'
-import { LateOwnershipRead, OWNERSHIP_WINDOW_MS } from './ownership-windows.js'
+import { lateReadWarner } from './ownership-windows.js'
 import { createAgentPool } from './send.js'
 import { createStep, type StepResult } from './step.js'
 
@@ -26,8 +26,6 @@ export const BUSY_MS = 50
 export const MAX_IN_FLIGHT = 1_024
 /** How often the dispatcher checks that its leases are surely still its own (RENEW_MS, step.ts). */
 const FENCE_CHECK_MS = 250
-/** How often, at most, the dispatcher says its ownership reads answer too late. */
-export const LATE_READ_WARN_MS = 10_000
 
 export interface DispatcherDeps {
   handle: DbHandle
@@ -92,22 +90,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   const steps = createStep({ ...deps, owner, lanes, claims, leases })
 
-  let warnedLateAt = Number.NEGATIVE_INFINITY
-  /**
-   * An ownership read that answered after its window (PostgreSQL: a database this far away, or this
-   * busy, delays every attempt): said at most every LATE_READ_WARN_MS, then rethrown (the lane asks again).
-   */
-  function warnIfLate(error: unknown): never {
-    const at = performance.now()
-    if (error instanceof LateOwnershipRead && at - warnedLateAt >= LATE_READ_WARN_MS) {
-      warnedLateAt = at
-      logger.warn(
-        { tookMs: Math.round(error.tookMs), windowMs: OWNERSHIP_WINDOW_MS },
-        'webhook ownership read answered past its window: attempts wait for a faster one',
-      )
-    }
-    throw error
-  }
+  /** Ownership reads that answered past their window are logged, at most every LATE_READ_WARN_MS. */
+  const warnIfLate = lateReadWarner(logger)
 
   /**
    * Not renewed in time (a database that does not answer, a freeze): the requests in flight are hung up

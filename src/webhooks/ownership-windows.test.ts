@@ -1,6 +1,8 @@
 import { expect, it } from 'vitest'
 import {
+  LATE_READ_WARN_MS,
   LateOwnershipRead,
+  lateReadWarner,
   OWNERSHIP_WINDOW_MS,
   ownedInWindows,
   READ_AHEAD_ATTEMPTS,
@@ -90,4 +92,22 @@ it('reads again once the window has passed, and rejects a read that answers afte
   const three = attempt(3)
   slowReads(OWNERSHIP_WINDOW_MS)
   await expect(owned(three, 'a')).rejects.toBeInstanceOf(LateOwnershipRead)
+})
+
+it('says a late read at most once every LATE_READ_WARN_MS, and rethrows every failure', () => {
+  const clock = { now: 0 }
+  const warnings: object[] = []
+  const warnIfLate = lateReadWarner({ warn: (fields) => warnings.push(fields) }, () => clock.now)
+  const late = new LateOwnershipRead(140.4)
+  expect(() => warnIfLate(late)).toThrow(late)
+  expect(warnings).toEqual([{ tookMs: 140, windowMs: OWNERSHIP_WINDOW_MS }])
+  clock.now += LATE_READ_WARN_MS - 1
+  expect(() => warnIfLate(late)).toThrow(late)
+  expect(warnings).toHaveLength(1)
+  const broken = new Error('connection lost')
+  clock.now += 1
+  expect(() => warnIfLate(broken)).toThrow(broken)
+  expect(warnings).toHaveLength(1)
+  expect(() => warnIfLate(late)).toThrow(late)
+  expect(warnings).toHaveLength(2)
 })

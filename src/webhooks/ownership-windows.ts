@@ -25,6 +25,32 @@ export class LateOwnershipRead extends Error {
   }
 }
 
+/** How often, at most, a dispatcher says its ownership reads answer too late. */
+export const LATE_READ_WARN_MS = 10_000
+
+/**
+ * What a dispatcher does with a failed ownership read: one that answered after its window (a database this
+ * far away, or this busy, delays every attempt) is said on `logger`, at most once every LATE_READ_WARN_MS;
+ * every failure is rethrown (the lane asks again).
+ */
+export function lateReadWarner(
+  logger: { warn(fields: object, message: string): void },
+  now = () => performance.now(),
+): (error: unknown) => never {
+  let warnedAt = Number.NEGATIVE_INFINITY
+  return (error) => {
+    const at = now()
+    if (error instanceof LateOwnershipRead && at - warnedAt >= LATE_READ_WARN_MS) {
+      warnedAt = at
+      logger.warn(
+        { tookMs: Math.round(error.tookMs), windowMs: OWNERSHIP_WINDOW_MS },
+        'webhook ownership read answered past its window: attempts wait for a faster one',
+      )
+    }
+    throw error
+  }
+}
+
 /**
  * PostgreSQL's ownership reads, a round trip for many attempts instead of one before each. A read asks
  * about the attempt to start and up to READ_AHEAD_ATTEMPTS queued behind it (`queued`, in the order the

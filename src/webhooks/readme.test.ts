@@ -6,7 +6,7 @@ import { TOP_ACCOUNTS } from '../http/metrics.js'
 import { MAX_URL_LENGTH } from './address.js'
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import { TAKE_CHUNK_ENDPOINTS } from './claims.repository.js'
-import { BUSY_MS, LATE_READ_WARN_MS, MAX_IN_FLIGHT, POLL_MS } from './dispatcher.js'
+import { BUSY_MS, MAX_IN_FLIGHT, POLL_MS } from './dispatcher.js'
 import { REPORT_MS, RESTART_MS } from './dispatcher-thread.js'
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import { RETENTION_MS } from './event-log.js'
@@ -19,7 +19,7 @@ import {
   STARTS_PER_TURN,
   STEPS_QUEUED,
 } from './lane.js'
-import { OWNERSHIP_WINDOW_MS, READ_AHEAD_ATTEMPTS } from './ownership-windows.js'
+import { LATE_READ_WARN_MS, OWNERSHIP_WINDOW_MS, READ_AHEAD_ATTEMPTS } from './ownership-windows.js'
 import { MAX_TTL_S, RESOLVE_DEADLINE_MS } from './resolve.js'
 import { PURGE_BATCH } from './retention.js'
 import {
