@@ -1,6 +1,7 @@
 /**
  * What one part of the request path costs: the same requests against two servers that differ only in
- * that part, in alternating rounds so drift on a shared machine hits both.
+ * that part, both started anew every round (their order turned each round) so drift on a shared machine
+ * and a process's own luck hit both alike; it prints each round and the median ratio.
  * `npx tsx bench/ab.ts --compare limiter|log [--path P] [--duration S] [--connections N] [--rounds R]`
  * - `limiter`: the full stack against the same stack with a store that admits everything and counts
  *   nothing (headers are still written): what the limiter's bookkeeping costs.
@@ -12,7 +13,7 @@
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
   type LoadResult,
@@ -41,25 +42,31 @@ const key = await seedDatabase(databasePath, 10_000)
 /** Keys of servers that run on a database of their own; the others use `key`. */
 const keyOf = new Map<ServerProcess, string>()
 
-/** The baseline on a database seeded by its own code (its migrations may differ from this tree's). */
+/** The baseline's database, seeded once by its own code (its migrations may differ from this tree's). */
+let baselineSeeded: { path: string; key: string } | undefined
+
+/** The baseline, on its own database. */
 async function startBaseline(tree: string): Promise<ServerProcess> {
-  const path = join(dir, 'baseline.sqlite')
-  const script = join(dir, 'seed-baseline.mts')
-  const lib = JSON.stringify(join(tree, 'bench', 'lib.ts'))
-  writeFileSync(
-    script,
-    `import { seedDatabase } from ${lib}\nconsole.log(await seedDatabase(${JSON.stringify(path)}, 10_000))\n`,
-  )
-  const output = execFileSync('npx', ['tsx', script], { cwd: tree, encoding: 'utf8' })
-  const server = await startService(path, {}, join(tree, 'dist', 'main.js'))
-  keyOf.set(server, output.trim().split('\n').at(-1) ?? '')
+  if (!baselineSeeded) {
+    const path = join(dir, 'baseline.sqlite')
+    const script = join(dir, 'seed-baseline.mts')
+    const lib = JSON.stringify(join(tree, 'bench', 'lib.ts'))
+    writeFileSync(
+      script,
+      `import { seedDatabase } from ${lib}\nconsole.log(await seedDatabase(${JSON.stringify(path)}, 10_000))\n`,
+    )
+    const output = execFileSync('npx', ['tsx', script], { cwd: tree, encoding: 'utf8' })
+    baselineSeeded = { path, key: output.trim().split('\n').at(-1) ?? '' }
+  }
+  const server = await startService(baselineSeeded.path, {}, join(tree, 'dist', 'main.js'))
+  keyOf.set(server, baselineSeeded.key)
   return server
 }
 
 const PAIRS: Record<string, [label: string, start: () => Promise<ServerProcess>][]> = {
   baseline: [
     ['this tree', () => startService(databasePath)],
-    ['baseline', () => startBaseline(values.baseline ?? '')],
+    ['baseline', () => startBaseline(resolve(values.baseline ?? ''))],
   ],
   limiter: [
     ['with limiter', () => startTsScript('bench/server.ts', [databasePath])],
@@ -71,14 +78,14 @@ const PAIRS: Record<string, [label: string, start: () => Promise<ServerProcess>]
   ],
 }
 
-async function measure(server: ServerProcess): Promise<LoadResult> {
+async function measure(server: ServerProcess, duration = Number(values.duration)): Promise<LoadResult> {
   return runLoad(server.child.pid ?? 0, {
     url: `http://127.0.0.1:${server.port}${values.path}`,
     headers: { authorization: `Bearer ${keyOf.get(server) ?? key}`, 'content-type': 'application/json' },
     method: values.method as 'GET' | 'POST',
     ...(values.method === 'POST' && { body: JSON.stringify({ name: 'Bench', categoryId: 7 }) }),
     connections: Number(values.connections),
-    duration: Number(values.duration),
+    duration,
   })
 }
 
@@ -87,23 +94,36 @@ if (!pair) throw new Error(`--compare must be one of ${Object.keys(PAIRS).join('
 if (values.compare === 'baseline' && !values.baseline)
   throw new Error('--compare baseline needs --baseline DIR')
 const [[labelA, startA], [labelB, startB]] = pair as [(typeof pair)[0], (typeof pair)[0]]
-const a = await startA()
-const b = await startB()
+const WARM_UP_SECONDS = 2
+/**
+ * Both servers start anew every round (the first started turned each round), are warmed up and measured
+ * once: a process keeps the speed it started with for its whole life, and identical ones differed by up to
+ * 15 % (bench/tracing.ts), so one process per side would measure that luck once.
+ */
+const ratios: number[] = []
+console.log(`| round | ${labelA} req/s | ${labelB} req/s | ratio | p99 ms ${labelA} / ${labelB} |`)
+console.log('|---|---|---|---|---|')
 try {
-  await measure(a)
-  await measure(b)
-  console.log(`| round | ${labelA} req/s | ${labelB} req/s | ratio | p99 ms ${labelA} / ${labelB} |`)
-  console.log('|---|---|---|---|---|')
   for (let round = 1; round <= Number(values.rounds); round++) {
-    const resultA = await measure(a)
-    const resultB = await measure(b)
-    const ratio = (resultA.requestsPerSec / resultB.requestsPerSec).toFixed(3)
-    console.log(
-      `| ${round} | ${resultA.requestsPerSec.toFixed(0)} | ${resultB.requestsPerSec.toFixed(0)} | ${ratio} | ${resultA.p99Ms} / ${resultB.p99Ms} |`,
-    )
+    const aFirst = round % 2 === 1
+    const started: ServerProcess[] = []
+    try {
+      for (const start of aFirst ? [startA, startB] : [startB, startA]) started.push(await start())
+      for (const server of started) await measure(server, WARM_UP_SECONDS)
+      const results: LoadResult[] = []
+      for (const server of started) results.push(await measure(server))
+      const [resultA, resultB] = (aFirst ? results : [...results].reverse()) as [LoadResult, LoadResult]
+      const ratio = resultA.requestsPerSec / resultB.requestsPerSec
+      ratios.push(ratio)
+      console.log(
+        `| ${round} | ${resultA.requestsPerSec.toFixed(0)} | ${resultB.requestsPerSec.toFixed(0)} | ${ratio.toFixed(3)} | ${resultA.p99Ms} / ${resultB.p99Ms} |`,
+      )
+    } finally {
+      await Promise.all(started.map((server) => server.stop()))
+    }
   }
+  const sorted = [...ratios].sort((x, y) => x - y)
+  console.log(`\nmedian ratio ${labelA} ÷ ${labelB}: ${(sorted[sorted.length >> 1] ?? 0).toFixed(3)}`)
 } finally {
-  await a.stop()
-  await b.stop()
   rmSync(dir, { recursive: true, force: true })
 }
