@@ -132,6 +132,8 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
       })
       return toEndpoint(updated ?? row)
     })
+    // Even when it was disabled already: the dispatcher's own disable (a 410, five days of failures) does
+    // not wait, so attempts its reads confirmed may start for another window, and this 200 promises none.
     if (changes.status === 'disabled') await endingAttempts()
     return patched
   }
