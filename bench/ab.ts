@@ -2,7 +2,8 @@
  * What one part of the request path costs: the same requests against two servers that differ only in
  * that part, both started anew every round (their order turned each round) so drift on a shared machine
  * and a process's own luck hit both alike; it prints each round and the median ratio.
- * `npx tsx bench/ab.ts --compare limiter|log [--path P] [--duration S] [--connections N] [--rounds R]`
+ * `npx tsx bench/ab.ts --compare limiter|log|baseline [--baseline DIR] [--path P] [--method M] [--duration S]
+ * [--connections N] [--rounds R]`
  * - `limiter`: the full stack against the same stack with a store that admits everything and counts
  *   nothing (headers are still written): what the limiter's bookkeeping costs.
  * - `log`: LOG_LEVEL=info against LOG_LEVEL=warn: what the access log line costs.

@@ -137,6 +137,7 @@ try {
     duration,
     connections,
     rounds: tracingRounds,
+    warmUp,
   })
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim()
   const info = machine()

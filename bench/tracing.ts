@@ -48,6 +48,8 @@ export async function measureTracing(options: {
   duration: number
   connections: number
   rounds: number
+  /** Each fresh process's warm-up before it is measured (s): its code compiled by load, not by the rounds. */
+  warmUp: number
 }): Promise<TracingRow[]> {
   const sink = await startTsScript('bench/otlp-sink.ts', [])
   const endpoint = `http://127.0.0.1:${sink.port}`
@@ -102,7 +104,7 @@ export async function measureTracing(options: {
             duration,
           })
         }
-        for (const setting of order) await load(setting, WARM_UP_SECONDS)
+        for (const setting of order) await load(setting, options.warmUp)
         for (const setting of order) {
           const pid = servers.get(setting)?.child.pid ?? 0
           const before = cpuTicks([pid])
@@ -129,9 +131,6 @@ export async function measureTracing(options: {
     return row
   }
 }
-
-/** Each fresh process's warm-up before it is measured: its code compiled by load, not by the rounds. */
-const WARM_UP_SECONDS = 2
 
 async function droppedSpans(server: ServerProcess): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text()
@@ -186,6 +185,7 @@ if (process.argv[1] === import.meta.filename) {
       duration: Number(values.duration),
       connections: Number(values.connections),
       rounds,
+      warmUp: 2,
     })
     console.log(tracingMarkdown(rows, rounds))
   } finally {
