@@ -36,8 +36,8 @@ const SETTINGS: Setting[] = ['off', 'all spans', '1% sampled']
  *
  * **Fresh processes every round.** Identical services started side by side (tracing off, measured in
  * alternating rounds) kept their own speed for a whole run and differed by up to 15 % (1.00 / 1.03 / 1.15 in
- * one run, 1.00 / 0.89 / 0.92 / 0.92 in another): a process's speed is set at its start (how its code was
- * compiled, where its memory and threads landed) and moves more than the costs measured here.
+ * one run, 1.00 / 0.89 / 0.92 / 0.92 in another; 0.94–1.04 with the address layout and V8's seeds fixed):
+ * a process's speed is set early in its life and moves more than the costs measured here.
  * So each round starts the three anew, in an order turned by one each round, warms each up, measures each
  * once and stops them; a setting's ratio is the median over rounds of its throughput over tracing off's in
  * the same round.
