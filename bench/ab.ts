@@ -18,6 +18,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
   type LoadResult,
+  median,
   runLoad,
   type ServerProcess,
   seedDatabase,
@@ -123,8 +124,7 @@ try {
       await Promise.all(started.map((server) => server.stop()))
     }
   }
-  const sorted = [...ratios].sort((x, y) => x - y)
-  console.log(`\nmedian ratio ${labelA} ÷ ${labelB}: ${(sorted[sorted.length >> 1] ?? 0).toFixed(3)}`)
+  console.log(`\nmedian ratio ${labelA} ÷ ${labelB}: ${median(ratios).toFixed(3)}`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

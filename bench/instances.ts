@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuTicks, TICK_MICROSECONDS, withChildren } from './cpu.js'
 import { createRequest } from './harness.js'
-import { runLoad, seedFreshPostgres, startService } from './lib.js'
+import { median, runLoad, seedFreshPostgres, startService } from './lib.js'
 
 /** `with`: every create emits `pet.created` (as deployed); `without`: the same service writing no event. */
 export type EventsVariant = 'with' | 'without'
@@ -123,8 +123,6 @@ async function measureOnce(
 }
 
 const ticksOf = (pids: number[]) => new Map(pids.map((pid) => [pid, cpuTicks([pid])]))
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
 
 export function instancesMarkdown(rows: InstancesRow[], connections: number, duration: number): string {
   const rate = (instances: number, events: EventsVariant) =>

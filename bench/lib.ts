@@ -148,6 +148,10 @@ export function startTsScript(
   return startProcess(process.execPath, ['--import', 'tsx', script, ...args], listeningPort, env)
 }
 
+/** The middle value (the upper of the two middle ones for an even count); 0 for none. */
+export const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
+
 export const listeningPort = (output: string) => Number(/listening (\d+)/.exec(output)?.[1]) || undefined
 
 /** The node options of `npm start` (package.json), so the benchmark runs the service as users start it. */

@@ -6,6 +6,7 @@ import { cpuTicks, TICK_MICROSECONDS } from './cpu.js'
 import { type Auth, createRequest, listRequest, type Request } from './harness.js'
 import {
   type LoadResult,
+  median,
   runLoad,
   type ServerProcess,
   seedDatabase,
@@ -139,8 +140,6 @@ async function droppedSpans(server: ServerProcess): Promise<number> {
     0,
   )
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
 
 /** The median over rounds of a setting's throughput over tracing off's in the same round. */
 export const ratioOf = (row: TracingRow, setting: Setting) =>
