@@ -181,6 +181,13 @@ export const ConfigSchema = Type.Object({
     'longest one webhook attempt may take (lookup, connect, answer); then it counts as failed',
     15_000,
   ),
+  PETSTORE_WEBHOOK_THREAD_NICE: Type.Integer({
+    minimum: 0,
+    maximum: 19,
+    default: 10,
+    description:
+      "how many nice levels below the process the webhook dispatcher's thread runs (Linux): where every core is busy, requests go first and deliveries take what they leave; `0`, an equal share",
+  }),
   PETSTORE_WEBHOOK_RETRY_SCALE: Type.Number({
     exclusiveMinimum: 0,
     maximum: 1000,

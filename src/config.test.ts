@@ -129,7 +129,18 @@ describe('loadConfig', () => {
   })
 
   test('webhooks: defaults, a fractional scale, bad values named, and a warning when private addresses are allowed', () => {
-    expect(loadConfig({}).webhooks).toEqual({ timeoutMs: 15_000, retryScale: 1, allowPrivate: false })
+    expect(loadConfig({}).webhooks).toEqual({
+      timeoutMs: 15_000,
+      retryScale: 1,
+      threadNice: 10,
+      allowPrivate: false,
+    })
+    expect(loadConfig({ PETSTORE_WEBHOOK_THREAD_NICE: '0' }).webhooks.threadNice).toBe(0)
+    for (const nice of ['-1', '20', '2.5']) {
+      expect(() => loadConfig({ PETSTORE_WEBHOOK_THREAD_NICE: nice }), nice).toThrow(
+        /^PETSTORE_WEBHOOK_THREAD_NICE must be/,
+      )
+    }
     expect(loadConfig({}).warnings).toEqual([])
     const config = loadConfig({ PETSTORE_WEBHOOK_RETRY_SCALE: '0.001', PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1' })
     expect(config.webhooks).toMatchObject({ retryScale: 0.001, allowPrivate: true })

@@ -123,6 +123,8 @@ function toConfig(variables: Variables) {
       timeoutMs: variables.PETSTORE_WEBHOOK_TIMEOUT_MS,
       /** Multiplies every delay of the delivery schedule (tests compress it). */
       retryScale: variables.PETSTORE_WEBHOOK_RETRY_SCALE,
+      /** Nice levels the dispatcher's thread runs below the process (Linux). */
+      threadNice: variables.PETSTORE_WEBHOOK_THREAD_NICE,
       /** Any address and plain http: development and tests only. */
       allowPrivate: variables.PETSTORE_WEBHOOKS_ALLOW_PRIVATE === '1',
     },

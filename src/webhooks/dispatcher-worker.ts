@@ -4,6 +4,7 @@
  * instance's; PostgreSQL: a pool of its own) and, with tracing on, an SDK of its own. What the metrics
  * need goes to the main thread in a report every REPORT_MS (none while it has nothing to tell).
  */
+import { getPriority, setPriority } from 'node:os'
 import { parentPort, threadId, workerData } from 'node:worker_threads'
 import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
@@ -29,6 +30,7 @@ const { config } = workerData as { config: Config }
 // Before the database opens: its statements are traced only if a tracer is there by then.
 const tracing = config.tracing && (await import('../tracing/sdk.js')).startTracing(config.tracing)
 const logger = createLogger(config.logLevel)
+const nice = yieldToRequests()
 tracing?.logTo(logger)
 const handle = await connectDatabase(
   config.database.kind === 'postgres'
@@ -92,4 +94,20 @@ async function stop(deadlineMs: number): Promise<void> {
 }
 
 dispatcher.start()
-logger.info({ thread: threadId }, 'webhook dispatcher running on a thread of its own')
+logger.info({ thread: threadId, nice }, 'webhook dispatcher running on a thread of its own')
+
+/**
+ * Lowers this thread's priority PETSTORE_WEBHOOK_THREAD_NICE levels below the process's (Linux, where
+ * each thread has a nice value of its own and raising it needs no privilege; elsewhere a priority is the
+ * whole process's, and nothing is changed). Returns the thread's nice value.
+ */
+function yieldToRequests(): number {
+  const own = getPriority()
+  if (process.platform !== 'linux' || config.webhooks.threadNice === 0) return own
+  try {
+    setPriority(Math.min(19, own + config.webhooks.threadNice))
+  } catch (error) {
+    logger.warn({ err: error }, "could not lower the webhook dispatcher thread's priority")
+  }
+  return getPriority()
+}

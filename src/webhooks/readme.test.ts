@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { expect, it } from 'vitest'
+import { loadConfig } from '../config.js'
 import { PURGE_INTERVAL_MS } from '../deps.js'
 import { EVENT_ID_DIGITS } from '../events/events.repository.js'
 import { TOP_ACCOUNTS } from '../http/metrics.js'
@@ -84,6 +85,10 @@ it.each([
   ['connections kept per endpoint', `an undici pool of ${CONNECTIONS_PER_ENDPOINT} connections per endpoint`],
   ['a take on PostgreSQL', `on PostgreSQL one statement for up to ${TAKE_CHUNK_ENDPOINTS} lanes`],
   ['the thread’s reports', `Every ${REPORT_MS} ms it reports to the main thread`],
+  [
+    'the thread’s priority',
+    `the thread runs ${loadConfig({}).webhooks.threadNice} nice levels below the process by default`,
+  ],
   ['a failed thread', `started again ${RESTART_MS === 1000 ? 'a second' : `${RESTART_MS} ms`} later`],
   [
     'another instance taking over',

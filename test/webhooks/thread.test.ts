@@ -1,5 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { getPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import pino from 'pino'
@@ -22,7 +22,8 @@ import { type Receiver, startReceiver } from './harness.js'
 
 /**
  * The service as `npm start` runs it sends webhooks from a thread of its own
- * (src/webhooks/dispatcher-thread.ts): the thread says so in the log, its deliveries arrive and are
+ * (src/webhooks/dispatcher-thread.ts): the thread says so in the log, runs at a lower priority than the
+ * rest of the process (Linux: that thread alone), its deliveries arrive and are
  * counted in the main thread's /metrics (its reports), its attempts are spans its own SDK exports, linked
  * to the change that emitted the event, and SIGTERM ends it with the service.
  */
@@ -45,7 +46,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-test('deliveries from the dispatcher thread: logged, counted in /metrics, traced by its own SDK, ended by SIGTERM', async () => {
+test('deliveries from the dispatcher thread: logged, at a lower priority, counted in /metrics, traced by its own SDK, ended by SIGTERM', async () => {
   const env = {
     DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}`,
     PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
@@ -61,6 +62,15 @@ test('deliveries from the dispatcher thread: logged, counted in /metrics, traced
     (line) => line.msg === 'webhook dispatcher running on a thread of its own',
   )
   expect(running.thread).toBeGreaterThan(0)
+  if (process.platform === 'linux') {
+    const pid = service.child.pid ?? 0
+    const processNice = getPriority(pid)
+    const lowered = Math.min(19, processNice + loadConfig({}).webhooks.threadNice)
+    expect(running.nice).toBe(lowered)
+    const threads = threadNices(pid)
+    expect(threads.filter((nice) => nice === lowered)).toHaveLength(1)
+    expect(threads.filter((nice) => nice !== processNice)).toHaveLength(1)
+  }
 
   const api = (path: string, body: unknown) =>
     fetch(`http://127.0.0.1:${service?.port}/v1${path}`, {
@@ -129,3 +139,12 @@ test('a dispatcher thread that fails is logged and started again, a second later
   await new Promise((resolve) => setTimeout(resolve, 1_500))
   expect(restarts()).toBe(after)
 })
+
+/** The nice value of each of a process's threads (Linux: the 19th field of /proc/PID/task/TID/stat). */
+function threadNices(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+    // After the command's name in parentheses, the fields from the 3rd on.
+    return Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[16])
+  })
+}
