@@ -103,7 +103,7 @@ logger.info({ thread: threadId, nice }, 'webhook dispatcher running on a thread 
  */
 function yieldToRequests(): number {
   const own = getPriority()
-  if (process.platform !== 'linux' || config.webhooks.threadNice === 0) return own
+  if (process.platform !== 'linux') return own
   try {
     setPriority(Math.min(19, own + config.webhooks.threadNice))
   } catch (error) {

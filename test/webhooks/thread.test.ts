@@ -109,9 +109,13 @@ async function builtThread() {
   return (await import(built)) as typeof import('../../src/webhooks/dispatcher-thread.js')
 }
 
-test('whenIdle and stop reach the thread: idle once nothing is due, then stopped, the thread gone', async () => {
+test('whenIdle and stop reach the thread: idle once nothing is due, at the configured priority, then stopped, the thread gone', async () => {
   const { startDispatcherThread } = await builtThread()
-  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}`, LOG_LEVEL: 'silent' })
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${join(dir, 'petstore.sqlite')}`,
+    LOG_LEVEL: 'silent',
+    PETSTORE_WEBHOOK_THREAD_NICE: '3',
+  })
   await migrateDatabase(config.database)
   const dispatcher = startDispatcherThread(config, {
     logger: pino({ level: 'silent' }),
@@ -119,6 +123,10 @@ test('whenIdle and stop reach the thread: idle once nothing is due, then stopped
   })
   dispatcher.start()
   await dispatcher.whenIdle()
+  if (process.platform === 'linux') {
+    const lowered = Math.min(19, getPriority() + 3)
+    expect(threadNices(process.pid).filter((nice) => nice === lowered)).toHaveLength(1)
+  }
   await dispatcher.stop(1_000)
   await expect(dispatcher.whenIdle()).rejects.toThrow('not running')
 })
