@@ -7,13 +7,25 @@ import { createAttemptsRepository, type NextAttempt } from './attempts.repositor
 import { createEndpointsRepository, type Taker } from './endpoints.repository.js'
 import { subscribes } from './schedule.js'
 
-/** Events looked at per transaction. */
+/** Events looked at per transaction, at least (more while few endpoints are enabled: `eventsPerFanOut`). */
 export const FAN_OUT_EVENTS = 200
 /**
  * Attempts written per transaction at most, whatever the number of subscribers: an event with more
  * takers is fanned out over several transactions (`fan_out_after` keeps its place).
  */
 export const FAN_OUT_ROWS = 2_000
+
+/**
+ * Events a transaction looks at while `enabled` endpoints are enabled: as many as FAN_OUT_ROWS attempts
+ * would cover if every one took each (666 for 3 endpoints), never fewer than FAN_OUT_EVENTS. With a fixed
+ * 200, a step fed each of 3 fast endpoints 200 attempts, fewer than one sends between two steps on
+ * PostgreSQL (about 60 ms there): their lanes ran dry while a backlog waited (docs/performance.md).
+ */
+export const eventsPerFanOut = (enabled: number): number =>
+  Math.max(FAN_OUT_EVENTS, Math.floor(FAN_OUT_ROWS / Math.max(1, enabled)))
+
+/** What waiting events need now: fanning out, `events` of them per transaction at most, or passing over. */
+export type FanOutDemand = { kind: 'fan'; events: number } | { kind: 'pass' }
 /**
  * Events wait in the outbox (one row each) while every enabled endpoint has this many attempts due beyond
  * those the instance asking already holds (queued in its lane, in flight, or ended and not yet written
@@ -42,11 +54,11 @@ export function createFanOut(handle: DbHandle) {
   const attempts = createAttemptsRepository(handle)
 
   /**
-   * Fans out waiting events, oldest first, writing at most FAN_OUT_ROWS attempts; how many events it
-   * finished.
+   * Fans out up to `limit` waiting events, oldest first, writing at most FAN_OUT_ROWS attempts; how many
+   * events it finished.
    */
-  async function fanOut(trx: Db, now: number): Promise<number> {
-    const waiting = await events.waitingIn(trx, FAN_OUT_EVENTS)
+  async function fanOut(trx: Db, now: number, limit = FAN_OUT_EVENTS): Promise<number> {
+    const waiting = await events.waitingIn(trx, limit)
     if (waiting.length === 0) return 0
     // With tracing on: a span of its own, linked to each event's change (the span limits keep 128 links).
     const links = linksTo(waiting.map((event) => event.trace_parent))
@@ -107,17 +119,18 @@ export function createFanOut(handle: DbHandle) {
     /**
      * What waiting events need now: `fan` when some enabled endpoint has fewer than FAN_OUT_AHEAD attempts
      * due beyond the `held` ones, per endpoint (retries due later do not count: the first one found
-     * answers); `pass` when no endpoint is enabled, so nobody takes them (`passOver`); undefined while
-     * every endpoint has its fill.
+     * answers), with how many to look at (`eventsPerFanOut`); `pass` when no endpoint is enabled, so
+     * nobody takes them (`passOver`); undefined while every endpoint has its fill.
      */
     async demand(
       now: number,
       held: ReadonlyMap<number, number> = new Map(),
-    ): Promise<'fan' | 'pass' | undefined> {
+    ): Promise<FanOutDemand | undefined> {
       const enabled = await endpoints.enabledIds()
-      if (enabled.length === 0) return 'pass'
+      if (enabled.length === 0) return { kind: 'pass' }
       for (const id of enabled) {
-        if (!(await attempts.hasDue(id, now, FAN_OUT_AHEAD + (held.get(id) ?? 0)))) return 'fan'
+        if (!(await attempts.hasDue(id, now, FAN_OUT_AHEAD + (held.get(id) ?? 0))))
+          return { kind: 'fan', events: eventsPerFanOut(enabled.length) }
       }
       return undefined
     },

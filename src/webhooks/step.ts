@@ -131,8 +131,8 @@ export function createStep(deps: StepDeps) {
         work.hungUp.map((claimed) => claimed.id),
         owner,
       )
-      if (work.fan === 'fan') await fanOut.fanOut(trx, now)
-      else if (work.fan === 'pass') await fanOut.passOver(trx)
+      if (work.fan?.kind === 'fan') await fanOut.fanOut(trx, now, work.fan.events)
+      else if (work.fan?.kind === 'pass') await fanOut.passOver(trx)
       const limit = Math.min(MAX_LANES - lanes.size, ENDPOINTS_PER_STEP)
       const acquired = work.acquire ? await leases.acquire(trx, { owner, now, leaseMs: LEASE_MS, limit }) : []
       const fresh = acquired.map((endpoint) => ({ endpointId: endpoint.id, count: wantFor(0) }))
@@ -173,7 +173,7 @@ export function createStep(deps: StepDeps) {
     const more = work.more || result.acquired.length === ENDPOINTS_PER_STEP
     // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).
     // Passing events over (no endpoint enabled) is no reason to step again sooner than a poll.
-    const fanned = work.fan === 'fan'
+    const fanned = work.fan?.kind === 'fan'
     const busy = work.ended.length > 0 || fanned || result.taken.length > 0 || result.acquired.length > 0
     return { busy, more }
   }

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
 import { createEventsRepository } from '../../src/events/events.repository.js'
-import { createFanOut, FAN_OUT_AHEAD, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.js'
+import {
+  createFanOut,
+  eventsPerFanOut,
+  FAN_OUT_AHEAD,
+  FAN_OUT_EVENTS,
+  FAN_OUT_ROWS,
+} from '../../src/webhooks/fan-out.js'
 import { QUEUE_SIZE } from '../../src/webhooks/lane.js'
 import { ownerIdOf } from '../../src/webhooks/leases.repository.js'
 import { build } from '../helpers.js'
@@ -49,6 +55,37 @@ it('fans an event out to 2,500 endpoints over several transactions, each writing
   expect(pairs).toHaveLength(7_500)
 })
 
+it('looks at as many events per transaction as FAN_OUT_ROWS attempts cover for the endpoints enabled, never fewer than FAN_OUT_EVENTS', async (context) => {
+  expect([1, 3, 10, 11, 1_000, 5_000].map(eventsPerFanOut)).toEqual([2_000, 666, 200, 200, 200, 200])
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  await insertEndpointRows(
+    db,
+    ['a', 'b', 'c'].map((name) => endpointRow(account, `https://${name}.example/`, '["*"]', now)),
+  )
+  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
+  await db
+    .insertInto('events')
+    .values(Array.from({ length: 700 }, () => event))
+    .execute()
+  const fanOut = createFanOut(handle)
+  const demand = await fanOut.demand(now)
+  // Three fast endpoints: 666 events a transaction (1,998 attempts) where a fixed FAN_OUT_EVENTS fed each
+  // lane 200, fewer than it sends between two steps on PostgreSQL.
+  expect(demand).toEqual({ kind: 'fan', events: 666 })
+  const events = demand?.kind === 'fan' ? demand.events : FAN_OUT_EVENTS
+  expect(await handle.write((trx) => fanOut.fanOut(trx, now, events))).toBe(666)
+  expect(await handle.write((trx) => fanOut.fanOut(trx, now, events))).toBe(34)
+  const written = await db
+    .selectFrom('webhook_attempts')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow()
+  expect(Number(written.count)).toBe(2_100)
+})
+
 it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD attempts due beyond those the instance holds; retries due later do not count', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
@@ -76,18 +113,19 @@ it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD atte
     .values(backlog(slow?.id ?? 0, now))
     .execute()
   // One endpoint's backlog, however long, holds back nobody: the other is hungry.
-  expect(await fanOut.demand(now)).toBe('fan')
+  const fan = { kind: 'fan', events: FAN_OUT_ROWS / 2 }
+  expect(await fanOut.demand(now)).toEqual(fan)
   // Retries due later are not work to do now.
   await db
     .insertInto('webhook_attempts')
     .values(backlog(fast?.id ?? 0, now + 60_000))
     .execute()
-  expect(await fanOut.demand(now)).toBe('fan')
+  expect(await fanOut.demand(now)).toEqual(fan)
   // Every endpoint has FAN_OUT_AHEAD due: events wait, one row each.
   expect(await fanOut.demand(now + 60_000)).toBeUndefined()
   // Unless the asking instance already holds some of them (queued in a lane, in flight): those are being
   // sent, and the lane must not run dry behind a backlog that is its own queue.
-  expect(await fanOut.demand(now + 60_000, new Map([[fast?.id ?? 0, 1]]))).toBe('fan')
+  expect(await fanOut.demand(now + 60_000, new Map([[fast?.id ?? 0, 1]]))).toEqual(fan)
   expect(await fanOut.demand(now + 60_000, new Map([[0, 1]]))).toBeUndefined()
 })
 
@@ -145,7 +183,7 @@ it('with no endpoint enabled, passes waiting events over in one statement, so re
   await db.insertInto('events').values([event, event]).execute()
   const fanOut = createFanOut(handle)
   const events = createEventsRepository(handle)
-  expect(await fanOut.demand(now)).toBe('pass')
+  expect(await fanOut.demand(now)).toEqual({ kind: 'pass' })
   expect(await handle.write((trx) => fanOut.passOver(trx))).toBe(2)
   expect(await events.anyWaiting()).toBe(false)
   expect(await db.selectFrom('webhook_attempts').selectAll().execute()).toEqual([])
@@ -155,7 +193,7 @@ it('with no endpoint enabled, passes waiting events over in one statement, so re
   })
   const [later] = await db.insertInto('events').values(event).returning('seq').execute()
   // Enabled since: nothing is passed over any more, the fan-out writes its attempt.
-  expect(await fanOut.demand(now)).toBe('fan')
+  expect(await fanOut.demand(now)).toEqual({ kind: 'fan', events: FAN_OUT_ROWS })
   expect(await handle.write((trx) => fanOut.passOver(trx))).toBe(0)
   expect(await handle.write((trx) => fanOut.fanOut(trx, now))).toBe(1)
   const attempts = await db
