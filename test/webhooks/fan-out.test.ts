@@ -86,6 +86,30 @@ it('looks at as many events per transaction as FAN_OUT_ROWS attempts cover for t
   expect(Number(written.count)).toBe(2_100)
 })
 
+it("a dispatcher's step fans out as many events as eventsPerFanOut gives for the endpoints enabled", async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  await insertEndpointRows(
+    db,
+    ['a', 'b', 'c'].map((name) => endpointRow(account, `https://${name}.example/`, '["*"]', now)),
+  )
+  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
+  await db
+    .insertInto('events')
+    .values(Array.from({ length: 700 }, () => event))
+    .execute()
+  await stepOf(handle, ownerIdOf(randomUUID()), [], t.clock).step(true)
+  const fanned = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('fanned_out', '=', 1)
+    .executeTakeFirstOrThrow()
+  expect(Number(fanned.count)).toBe(eventsPerFanOut(3))
+})
+
 it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD attempts due beyond those the instance holds; retries due later do not count', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
