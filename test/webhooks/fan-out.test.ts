@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { expect, it } from 'vitest'
+import { expect, it, type TestContext } from 'vitest'
 import { createEventsRepository } from '../../src/events/events.repository.js'
-import {
-  createFanOut,
-  eventsPerFanOut,
-  FAN_OUT_AHEAD,
-  FAN_OUT_EVENTS,
-  FAN_OUT_ROWS,
-} from '../../src/webhooks/fan-out.js'
+import { createFanOut, eventsPerFanOut, FAN_OUT_AHEAD, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.js'
 import { QUEUE_SIZE } from '../../src/webhooks/lane.js'
 import { ownerIdOf } from '../../src/webhooks/leases.repository.js'
 import { build } from '../helpers.js'
@@ -55,8 +49,8 @@ it('fans an event out to 2,500 endpoints over several transactions, each writing
   expect(pairs).toHaveLength(7_500)
 })
 
-it('looks at as many events per transaction as FAN_OUT_ROWS attempts cover for the endpoints enabled, never fewer than FAN_OUT_EVENTS', async (context) => {
-  expect([1, 3, 10, 11, 1_000, 5_000].map(eventsPerFanOut)).toEqual([2_000, 666, 200, 200, 200, 200])
+/** Three enabled endpoints of one account, subscribed to everything, and 700 events waiting. */
+async function threeEndpointsAnd700Events(context: TestContext) {
   const t = await build(context)
   const handle = t.deps.database
   const { db } = handle
@@ -71,14 +65,18 @@ it('looks at as many events per transaction as FAN_OUT_ROWS attempts cover for t
     .insertInto('events')
     .values(Array.from({ length: 700 }, () => event))
     .execute()
+  return { handle, db, now, clock: t.clock }
+}
+
+it('looks at as many events per transaction as FAN_OUT_ROWS attempts cover for the endpoints enabled, never fewer than FAN_OUT_EVENTS', async (context) => {
+  expect([1, 3, 10, 11, 1_000, 5_000].map(eventsPerFanOut)).toEqual([2_000, 666, 200, 200, 200, 200])
+  const { handle, db, now } = await threeEndpointsAnd700Events(context)
   const fanOut = createFanOut(handle)
-  const demand = await fanOut.demand(now)
   // Three fast endpoints: 666 events a transaction (1,998 attempts) where a fixed FAN_OUT_EVENTS fed each
   // lane 200, fewer than it sends between two steps on PostgreSQL.
-  expect(demand).toEqual({ kind: 'fan', events: 666 })
-  const events = demand?.kind === 'fan' ? demand.events : FAN_OUT_EVENTS
-  expect(await handle.write((trx) => fanOut.fanOut(trx, now, events))).toBe(666)
-  expect(await handle.write((trx) => fanOut.fanOut(trx, now, events))).toBe(34)
+  expect(await fanOut.demand(now)).toEqual({ kind: 'fan', events: 666 })
+  expect(await handle.write((trx) => fanOut.fanOut(trx, now, 666))).toBe(666)
+  expect(await handle.write((trx) => fanOut.fanOut(trx, now, 666))).toBe(34)
   const written = await db
     .selectFrom('webhook_attempts')
     .select((eb) => eb.fn.countAll<number>().as('count'))
@@ -87,21 +85,8 @@ it('looks at as many events per transaction as FAN_OUT_ROWS attempts cover for t
 })
 
 it("a dispatcher's step fans out as many events as eventsPerFanOut gives for the endpoints enabled", async (context) => {
-  const t = await build(context)
-  const handle = t.deps.database
-  const { db } = handle
-  const now = t.clock.now()
-  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
-  await insertEndpointRows(
-    db,
-    ['a', 'b', 'c'].map((name) => endpointRow(account, `https://${name}.example/`, '["*"]', now)),
-  )
-  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
-  await db
-    .insertInto('events')
-    .values(Array.from({ length: 700 }, () => event))
-    .execute()
-  await stepOf(handle, ownerIdOf(randomUUID()), [], t.clock).step(true)
+  const { handle, db, clock } = await threeEndpointsAnd700Events(context)
+  await stepOf(handle, ownerIdOf(randomUUID()), [], clock).step(true)
   const fanned = await db
     .selectFrom('events')
     .select((eb) => eb.fn.countAll<number>().as('count'))
