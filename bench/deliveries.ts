@@ -23,6 +23,8 @@ export async function startReceiver() {
   return {
     base,
     port: process.port,
+    /** The receiver's process id (its CPU, read from /proc). */
+    pid: process.child.pid ?? 0,
     count,
     deliveries: async (from = 0) =>
       (await (await fetch(`${base}/deliveries?from=${from}`)).json()) as Delivery[],

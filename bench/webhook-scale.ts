@@ -5,8 +5,8 @@
  * - throughput: createPet at full speed (16 connections) with 3 endpoints, then the backlog drained; beside
  *   it the delivery ceiling, a bare sender posting signed bodies of the same size to the same receiver
  *   with 4 connections per endpoint (bare-sender.ts), and a control (full runs only, not `--quick`): the
- *   same createPet load with no endpoint, beside the bare sender as fast as it goes (what this machine
- *   leaves any sender);
+ *   same createPet load with no endpoint, alone and then beside the bare sender as fast as it goes (what
+ *   this machine leaves any sender, and what such a sender leaves the creates);
  * - isolation: account B's 3 endpoints, 500 pets at 100/s, alone and beside account A's 10 endpoints
  *   whose server accepts and never answers;
  * - fan-out: 100 accounts × 10 endpoints on `pet.*`, one pet a second, listPets load beside it; the
@@ -63,11 +63,13 @@ export interface ScaleFigures {
     drainCpuShare: number
     drainCpuMicrosPerDelivery: number
     ceilingPerSec: number
+    /** What one of the bare sender's POSTs cost in CPU (µs): the sender's process, the receiver's. */
+    ceilingCpuMicrosPerPost: { sender: number; receiver: number }
     /**
      * The same createPet load with no endpoint, and beside it the bare sender as fast as it goes (full
      * runs only, as the other control: `--quick` is CI's smoke run).
      */
-    whileWriting?: { createsPerSec: number; senderPerSec: number }
+    whileWriting?: { createsAlonePerSec: number; createsPerSec: number; senderPerSec: number }
   }
   isolation: { alone: IsolationRun; beside: IsolationRun }
   fanOut: FanOutRun
@@ -124,22 +126,30 @@ async function throughputScene(store: Store, receiver: Receiver, seconds: number
 
 /**
  * What the machine leaves any sender while createPet runs at full speed: the service with no endpoint,
- * the same load, and beside it the bare sender as fast as it goes (on a thread of the bench's process).
+ * the same load alone, then beside it the bare sender as fast as it goes (in a process of its own). What
+ * the creates keep beside a sender that is not the dispatcher is the most a dispatcher could leave them.
  */
 async function ceilingWhileWriting(store: Store, receiver: Receiver, seconds: number, body: string) {
   const { env, keys } = await store.fresh(1)
   return withServer(startService('', { ...ENV, ...env }), async (server) => {
     const request = createRequest({ authorization: `Bearer ${keys[0]}` })
-    const [load, sender] = await Promise.all([
+    const creates = () =>
       runLoad(server.child.pid ?? 0, {
         ...request,
         url: `http://127.0.0.1:${server.port}${request.path}`,
         connections: 16,
         duration: seconds,
-      }),
+      })
+    const alone = await creates()
+    const [load, sender] = await Promise.all([
+      creates(),
       inProcess({ base: receiver.base, paths: THREE_PATHS, body, pace: { seconds } }),
     ])
-    return { createsPerSec: load.requestsPerSec, senderPerSec: sender.perSec }
+    return {
+      createsAlonePerSec: alone.requestsPerSec,
+      createsPerSec: load.requestsPerSec,
+      senderPerSec: sender.perSec,
+    }
   })
 }
 
@@ -256,18 +266,37 @@ async function fanOutScene(
   )
 }
 
+/**
+ * The delivery ceiling: the bare sender, in this process, posting as many signed `body`s as the scene owed
+ * (3,000 at least) to the receiver's three paths, 4 connections each; its rate, and the CPU each POST cost
+ * the sender and the receiver (what one delivery costs at the least on this machine).
+ */
+async function ceiling(receiver: Receiver, body: string, owed: number) {
+  const sender = process.cpuUsage()
+  const received = cpuTicks([receiver.pid])
+  const bare = await bareSend({
+    base: receiver.base,
+    paths: THREE_PATHS,
+    body,
+    pace: { count: Math.max(3_000, owed) },
+  })
+  const spent = process.cpuUsage(sender)
+  const receiverMicros = (cpuTicks([receiver.pid]) - received) * TICK_MICROSECONDS
+  return {
+    ceilingPerSec: bare.perSec,
+    ceilingCpuMicrosPerPost: {
+      sender: (spent.user + spent.system) / bare.sent,
+      receiver: receiverMicros / bare.sent,
+    },
+  }
+}
+
 /** Every scene, on fresh services over `store`'s fresh databases. */
 export async function measureWebhookScale(store: Store, options: { quick: boolean }): Promise<ScaleFigures> {
   const receiver = await startReceiver()
   try {
     const { sampleBody, ...throughput } = await throughputScene(store, receiver, options.quick ? 3 : 10)
-    const count = Math.max(3_000, throughput.expected)
-    const bare = await bareSend({
-      base: receiver.base,
-      paths: THREE_PATHS,
-      body: sampleBody,
-      pace: { count },
-    })
+    const bare = await ceiling(receiver, sampleBody, throughput.expected)
     const whileWriting = options.quick
       ? undefined
       : await ceilingWhileWriting(store, receiver, 10, sampleBody)
@@ -282,7 +311,7 @@ export async function measureWebhookScale(store: Store, options: { quick: boolea
       : await fanOutScene(store, receiver, seconds, false, SERVICE, sampleBody)
     return {
       label: store.label,
-      throughput: { ...throughput, ceilingPerSec: bare.perSec, ...(whileWriting && { whileWriting }) },
+      throughput: { ...throughput, ...bare, ...(whileWriting && { whileWriting }) },
       isolation: { alone, beside },
       fanOut,
       listPetsP99Alone: quiet.listPetsP99Ms,
@@ -315,13 +344,8 @@ async function measureScene(
       return { fanOut, quiet, listPetsP99Ratio, cpuMicrosPerDelivery }
     }
     const { sampleBody, ...figures } = await throughputScene(store, receiver, seconds, service)
-    const bare = await bareSend({
-      base: receiver.base,
-      paths: THREE_PATHS,
-      body: sampleBody,
-      pace: { count: Math.max(3_000, figures.expected) },
-    })
-    return { ...figures, ceilingPerSec: bare.perSec, drainOfCeiling: figures.drainPerSec / bare.perSec }
+    const bare = await ceiling(receiver, sampleBody, figures.expected)
+    return { ...figures, ...bare, drainOfCeiling: figures.drainPerSec / bare.ceilingPerSec }
   } finally {
     await receiver.close()
   }
@@ -341,10 +365,10 @@ export function scaleMarkdown(f: ScaleFigures): string {
     '|---|---|---|',
     `| throughput: createPet, 16 connections, 3 endpoints | ${n(t.perSecond)} creates/s; ${n(t.distinct)} of ${n(t.expected)} delivered; lag p50 ${n(t.lagP50Ms)} ms, p99 ${n(t.lagP99Ms)} ms | p99 ≤ 2,000 ms |`,
     `| deliveries/s while writing · draining the backlog after | ${n(t.deliveriesPerSecDuringWrites)} · ${n(t.drainPerSec)} (service CPU ${(100 * t.drainCpuShare).toFixed(0)}% of a core, ${n(t.drainCpuMicrosPerDelivery)} µs per delivery) | |`,
-    `| delivery ceiling: bare sender, 4 connections × 3 endpoints | ${n(t.ceilingPerSec)}/s; the dispatcher's drain ÷ ceiling **${ratio(t.drainPerSec, t.ceilingPerSec)}** | ≥ 0.5 |`,
+    `| delivery ceiling: bare sender, 4 connections × 3 endpoints | ${n(t.ceilingPerSec)}/s; the dispatcher's drain ÷ ceiling **${ratio(t.drainPerSec, t.ceilingPerSec)}**; CPU per POST: sender ${n(t.ceilingCpuMicrosPerPost.sender)} µs, receiver ${n(t.ceilingCpuMicrosPerPost.receiver)} µs | ≥ 0.5 |`,
     ...(t.whileWriting
       ? [
-          `| control: the bare sender beside the same createPet load, no endpoint | ${n(t.whileWriting.senderPerSec)}/s beside ${n(t.whileWriting.createsPerSec)} creates/s (3 a create: ${ratio(t.whileWriting.senderPerSec, 3 * t.whileWriting.createsPerSec)}× of what keeping up takes) | |`,
+          `| control: the bare sender beside the same createPet load, no endpoint | ${n(t.whileWriting.senderPerSec)}/s beside ${n(t.whileWriting.createsPerSec)} creates/s (3 a create: ${ratio(t.whileWriting.senderPerSec, 3 * t.whileWriting.createsPerSec)}× of what keeping up takes); the creates ÷ the same load alone (${n(t.whileWriting.createsAlonePerSec)}/s): ${ratio(t.whileWriting.createsPerSec, t.whileWriting.createsAlonePerSec)} | |`,
         ]
       : []),
     `| isolation: account B alone (3 endpoints, 100 pets/s) | ${n(alone.distinct)} of ${n(alone.expected)}; ${n(alone.perSec)}/s; lag p99 ${n(alone.lagP99Ms)} ms | |`,
