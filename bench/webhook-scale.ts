@@ -66,8 +66,8 @@ export interface ScaleFigures {
     /** What one of the bare sender's POSTs cost in CPU (µs): the sender's process, the receiver's. */
     ceilingCpuMicrosPerPost: { sender: number; receiver: number }
     /**
-     * The same createPet load with no endpoint, and beside it the bare sender as fast as it goes (full
-     * runs only, as the other control: `--quick` is CI's smoke run).
+     * The same createPet load with no endpoint, alone and then beside the bare sender as fast as it goes
+     * (full runs only, as the other control: `--quick` is CI's smoke run).
      */
     whileWriting?: { createsAlonePerSec: number; createsPerSec: number; senderPerSec: number }
   }
