@@ -24,3 +24,16 @@ test('SQL is written only in repositories, outside src/db/', () => {
   )
   expect(speaking).toEqual([])
 })
+
+/**
+ * A query compares a partial index's column with that index's constant written into the SQL text
+ * (`PENDING`, `WAITING`), never bound: against a bound value SQLite plans with the value, so each run
+ * prepares the statement again (src/db/README.md, "Statements SQLite plans once").
+ */
+const BOUND_INDEX_CONSTANT = /'(\w+\.)?status', '(=|<>)', 'pending'|'(\w+\.)?fanned_out', '=', 0\b/
+
+test('the constants of partial indexes are written into the SQL, never bound', () => {
+  expect(BOUND_INDEX_CONSTANT.test(".where('a.status', '=', 'pending')")).toBe(true)
+  const binding = sources.filter((path) => BOUND_INDEX_CONSTANT.test(readFileSync(path, 'utf8')))
+  expect(binding).toEqual([])
+})

@@ -36,6 +36,17 @@ test('a prepared read runs the query compiled once with each call’s own argume
   expect(await names(2, 5)).toEqual([{ name: 'C' }, { name: 'D' }])
 })
 
+test('a bound LIMIT and OFFSET reach SQLite behind a cast, which it does not plan with, and still bind', async () => {
+  const query = handle.db.selectFrom('pets').select('name').orderBy('id').limit(2).offset(1)
+  expect(query.compile().sql).toMatch(/ limit cast\(\? as integer\) offset cast\(\? as integer\)$/)
+  expect(await query.execute()).toEqual([{ name: 'B' }, { name: 'C' }])
+  const page = handle.prepareRead((db, limit: number) =>
+    db.selectFrom('pets').select('name').orderBy('id').limit(limit),
+  )
+  expect(await page(1)).toEqual([{ name: 'A' }])
+  expect(await page(3)).toEqual([{ name: 'A' }, { name: 'B' }, { name: 'C' }])
+})
+
 test('puts arguments where the SQL uses them, whatever their declared order, and keeps constants', async () => {
   const page = handle.prepareRead((db, limit: number, status: string, afterId: number) =>
     db

@@ -32,6 +32,12 @@ export type EventRow = Selectable<EventsTable>
  */
 export const lastEventSeq = () => sql<number>`(select coalesce(max(seq), 0) from events)`
 
+/**
+ * `fanned_out = 0` written into the SQL text, not bound, so that the partial index `events_waiting` is
+ * planned once (as `PENDING` in webhooks/attempts.repository.ts says).
+ */
+const WAITING = sql.lit(0)
+
 /** Digits of an event id's number: 16 hold every safe integer. */
 export const EVENT_ID_DIGITS = 16
 const EVENT_ID = new RegExp(`^evt_(\\d{${EVENT_ID_DIGITS}})$`)
@@ -110,14 +116,14 @@ export function createEventsRepository(handle: DbHandle) {
     visible(db, apiKeyId, since).where('seq', '=', seq),
   )
   const waiting = handle.prepareRead((db) =>
-    db.selectFrom('events').select('seq').where('fanned_out', '=', 0).orderBy('seq').limit(1),
+    db.selectFrom('events').select('seq').where('fanned_out', '=', WAITING).orderBy('seq').limit(1),
   )
   const unpublished = handle.prepareRead((db) => db.selectFrom('event_outbox').select('id').limit(1))
   const depthOf = (db: Db, table: 'events' | 'event_outbox') =>
     db
       .selectFrom(table)
       .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
-  const outbox = handle.prepareRead((db) => depthOf(db, 'events').where('fanned_out', '=', 0))
+  const outbox = handle.prepareRead((db) => depthOf(db, 'events').where('fanned_out', '=', WAITING))
   const outboxUnpublished = handle.prepareRead((db) => depthOf(db, 'event_outbox'))
 
   return {
@@ -141,7 +147,7 @@ export function createEventsRepository(handle: DbHandle) {
       let query = trx
         .selectFrom('events')
         .select(['seq', 'type', 'api_key_id', 'fan_out_after', 'trace_parent'])
-        .where('fanned_out', '=', 0)
+        .where('fanned_out', '=', WAITING)
         .orderBy('seq')
         .limit(limit)
       if (handle.dialect === 'postgres') query = query.forUpdate().skipLocked()
@@ -163,7 +169,7 @@ export function createEventsRepository(handle: DbHandle) {
       const oldest = trx
         .selectFrom('events')
         .select('seq')
-        .where('fanned_out', '=', 0)
+        .where('fanned_out', '=', WAITING)
         .where('seq', '<=', upTo)
         .orderBy('seq')
         .limit(limit)
@@ -188,7 +194,7 @@ export function createEventsRepository(handle: DbHandle) {
         await trx
           .selectFrom('events')
           .select('seq')
-          .where('fanned_out', '=', 0)
+          .where('fanned_out', '=', WAITING)
           .orderBy('seq')
           .limit(1)
           .executeTakeFirst()

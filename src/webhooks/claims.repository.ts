@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { DbHandle, PreparedWrite } from '../db/handle.js'
-import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
+import { type ClaimedAttempt, createAttemptsRepository, PENDING } from './attempts.repository.js'
 import { type OwnedAsk, ownedInWindows } from './ownership-windows.js'
 import { retiredSecrets } from './signature.js'
 
@@ -46,7 +46,7 @@ export function createClaimsRepository(handle: DbHandle) {
       .updateTable('webhook_attempts')
       .set({ lease_token: owner })
       .where('id', 'in', [...ids])
-      .where('status', '=', 'pending')
+      .where('status', '=', PENDING)
       .execute()
     return claimedRows(trx)
       .where('a.id', 'in', [...ids])
@@ -78,7 +78,7 @@ export function createClaimsRepository(handle: DbHandle) {
             selectFrom('webhook_attempts as a')
               .select('a.id')
               .whereRef('a.endpoint_id', '=', 'e.id')
-              .where('a.status', '=', 'pending')
+              .where('a.status', '=', PENDING)
               .where('a.due_at', '<=', now)
               .where((eb) => eb.or([eb('a.lease_token', 'is', null), eb('a.lease_token', '<>', owner)])),
           ),
@@ -95,7 +95,7 @@ export function createClaimsRepository(handle: DbHandle) {
         .set({ lease_token: null })
         .where('id', 'in', [...ids])
         .where('lease_token', '=', owner)
-        .where('status', '=', 'pending')
+        .where('status', '=', PENDING)
         .execute()
     },
   }
@@ -111,7 +111,7 @@ function createOwnedInPlace(
       .select('id')
       .where('id', '=', id)
       .where('lease_token', '=', owner)
-      .where('status', '=', 'pending'),
+      .where('status', '=', PENDING),
   )
   return (asked, owner) => {
     const rows = stillOwn(asked.id, owner)
@@ -127,7 +127,7 @@ function ownPendingAmong(handle: DbHandle) {
       .select('id')
       .where('id', '=', sql<number>`any(${ids}::bigint[])`)
       .where('lease_token', '=', owner)
-      .where('status', '=', 'pending'),
+      .where('status', '=', PENDING),
   )
 }
 
@@ -143,7 +143,7 @@ function dueOf(db: Db, endpointId: number, now: number, owner: string, count: nu
     .selectFrom('webhook_attempts')
     .select('id')
     .where('endpoint_id', '=', endpointId)
-    .where('status', '=', 'pending')
+    .where('status', '=', PENDING)
     .where('due_at', '<=', now)
     .where((eb) => eb.or([eb('lease_token', 'is', null), eb('lease_token', '<>', owner)]))
     .orderBy('due_at')

@@ -2,6 +2,7 @@ import { hostname } from 'node:os'
 import type { ExpressionBuilder } from 'kysely'
 import type { Database, Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
+import { PENDING } from './attempts.repository.js'
 
 /** The endpoint a dispatcher leased, with what its lane starts from. */
 export interface LeasedEndpoint {
@@ -45,7 +46,7 @@ const hasDueAttempt =
       selectFrom('webhook_attempts as a')
         .select('a.id')
         .whereRef('a.endpoint_id', '=', 'e.id')
-        .where('a.status', '=', 'pending')
+        .where('a.status', '=', PENDING)
         .where('a.due_at', '<=', now),
     )
 
