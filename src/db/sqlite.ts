@@ -1,26 +1,14 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import {
-  type Compilable,
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  type LimitNode,
-  type OffsetNode,
-  type QueryCompiler,
-  SqliteDialect,
-  type SqliteDialectConfig,
-  SqliteDriver,
-  SqliteQueryCompiler,
-} from 'kysely'
+import { type Compilable, Kysely } from 'kysely'
 import { createBoundedMap } from '../bounded-map.js'
 import { tracingEnabled } from '../tracing/tracing.js'
 import type { Db } from './database.js'
 import { retryWhileBusy } from './deadline.js'
 import { type CompiledWithSlots, compileWithSlots, type DbHandle, parametersOf } from './handle.js'
 import { querySpans, tracedSync } from './query-spans.js'
+import { ImmediateSqliteDialect } from './sqlite-dialect.js'
 
 export interface SqliteOptions {
   /**
@@ -100,51 +88,6 @@ export function openSqlite(path: string, options: SqliteOptions = {}): DbHandle 
       await db.destroy()
       reader.close()
     },
-  }
-}
-
-/**
- * Write transactions begin IMMEDIATE. With another connection writing (the webhook dispatcher's thread,
- * another instance on the file), a write then fails at its BEGIN, before it has read anything, and
- * write() tries it again on a timer; a deferred BEGIN failed at its first write statement, after its
- * reads, which every try did again (placeOrder beside the dispatcher's thread: 4× its CPU).
- */
-class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #config: SqliteDialectConfig
-  constructor(config: SqliteDialectConfig) {
-    super(config)
-    this.#config = config
-  }
-  override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config)
-  }
-  override createQueryCompiler(): QueryCompiler {
-    return new BoundLimitCompiler()
-  }
-}
-
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
-  }
-}
-
-/**
- * `limit cast(? as integer)` instead of `limit ?`. SQLite (3.53 here) reads a bound LIMIT's value when it
- * plans, so every new binding expires the statement and the next run prepares it again: a one-row
- * `... order by due_at limit ?` took 12 µs a run against 2 with the cast (src/db/README.md). Behind a
- * cast the value is read at run time only; the plans here do not need it.
- */
-class BoundLimitCompiler extends SqliteQueryCompiler {
-  protected override visitLimit(node: LimitNode): void {
-    this.append('limit cast(')
-    this.visitNode(node.limit)
-    this.append(' as integer)')
-  }
-  protected override visitOffset(node: OffsetNode): void {
-    this.append('offset cast(')
-    this.visitNode(node.offset)
-    this.append(' as integer)')
   }
 }
 
