@@ -42,9 +42,10 @@ class ImmediateSqliteDriver extends SqliteDriver {
 
 /**
  * `limit cast(? as integer)` instead of `limit ?`. SQLite (3.53 here) reads a bound LIMIT's value when it
- * plans, so every new binding expires the statement and the next run prepares it again: a one-row
- * `... order by due_at limit ?` took 12 µs a run against 2 with the cast (src/db/README.md). Behind a
- * cast the value is read at run time only; the plans here do not need it.
+ * plans, so every new binding expires the statement and the next run prepares it again: the dispatcher's
+ * one-row take (`... order by due_at, id limit ?`) ran in 12 µs against 3 with the cast and its status
+ * written in (bench/sqlite-plans.ts, src/db/README.md). Behind a cast the value is read at run time only;
+ * the plans here do not need it.
  */
 class BoundLimitCompiler extends SqliteQueryCompiler {
   protected override visitLimit(node: LimitNode): void {

@@ -4,14 +4,15 @@ import type { DbHandle } from '../db/handle.js'
 
 /** Requests in flight to one endpoint at most, across every instance (CONTRACT §14). */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 4
-/** Outcomes per UPDATE: 6 parameters each. */
 /**
  * `'pending'` written into the SQL text, not bound. The partial indexes of `webhook_attempts` are chosen
  * by comparing a query's `status` term with their WHERE: against a bound value SQLite reads the value when
- * it plans, so each run prepares the statement again (12 µs a run for a lane's take, 2 without;
- * src/db/README.md). PostgreSQL's named statements, planned generically, can use the index only so too.
+ * it plans, so each run prepares the statement again (12 µs a run for a lane's take, 3 without;
+ * src/db/README.md). On PostgreSQL too, a named statement's generic plan can use such an index only with
+ * the constant in its text.
  */
 export const PENDING = sql.lit('pending')
+/** Outcomes per UPDATE: 6 parameters each. */
 const OUTCOMES_PER_UPDATE = 500
 /** Rows per INSERT of attempts: 7 parameters each. */
 const INSERT_CHUNK_ROWS = 1_000
