@@ -1,6 +1,7 @@
 /**
  * listPets beside the fan-out, in alternating windows of one service: `npx tsx bench/fan-out-rounds.ts
- * [--rounds R --seconds S --main DIR/main.js] [--postgres]` (PostgreSQL under scripts/with-services.sh).
+ * [--rounds R --seconds S --main DIR/main.js --node-option OPTION…] [--postgres]` (PostgreSQL under
+ * scripts/with-services.sh; `--node-option`, repeatable, is passed to the service's node).
  * The fan-out scene of bench/webhook-scale.ts (100 accounts × 10 endpoints on `pet.*`, listPets at a
  * steady 200 a second) compares two services, one with endpoints and one without; but two identical
  * services on this machine can differ by 15 % for their whole life (docs/observability.md, "Why fresh
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     main: { type: 'string', default: 'dist/main.js' },
     postgres: { type: 'boolean', default: false },
     control: { type: 'boolean', default: false },
+    'node-option': { type: 'string', multiple: true, default: [] },
   },
 })
 const ROUNDS = Number(values.rounds)
@@ -55,7 +57,7 @@ try {
   const store = values.postgres && adminUrl && redisUrl ? postgresStore(adminUrl, redisUrl) : sqliteStore(dir)
   const { env, keys } = await store.fresh(100)
   const serviceEnv = { ...env, PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1' }
-  await withServer(startService('', serviceEnv, values.main), async (server) => {
+  await withServer(startService('', serviceEnv, values.main, values['node-option']), async (server) => {
     const key = keys[0] as string
     if (!values.control)
       for (const [account, owner] of keys.entries())
