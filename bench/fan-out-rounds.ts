@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util'
 import { inProcess } from './bare-sender.js'
 import { api, createAtRate, lagsOf, startReceiver, subscribe } from './deliveries.js'
 import { listRequest, withServer } from './harness.js'
-import { median, startService } from './lib.js'
+import { median, type ServerProcess, startService } from './lib.js'
 import { postgresStore, sqliteStore } from './scale-stores.js'
 import { steadyLoad } from './steady-load.js'
 
@@ -48,6 +48,18 @@ interface Window {
   lagP99Ms?: number
 }
 
+/**
+ * The control's busy work: the bare sender posting 1,000 signed bodies a second for a window to 1,000 paths
+ * of the receiver at `base`. The body is an event as the API lists it, the one a pet created now makes (the
+ * control's service has no endpoint to take it).
+ */
+async function controlSender(server: ServerProcess, key: string, base: string) {
+  await (await api(server, key, 'POST', '/pets', { name: 'Sample', categoryId: 1 })).arrayBuffer()
+  const body = JSON.stringify(JSON.parse(await (await api(server, key, 'GET', '/events?limit=1')).text())[0])
+  const paths = Array.from({ length: 1_000 }, (_, i) => `/g${i}`)
+  return () => inProcess({ base, paths, body, pace: { perSec: 1_000, seconds: SECONDS } })
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'petstore-rounds-'))
 const receiver = await startReceiver()
 try {
@@ -66,25 +78,17 @@ try {
           owner,
           Array.from({ length: 10 }, (_, i) => `${receiver.base}/f${account}-${i}`),
         )
-    // The control's body: an event as the API lists it, the one a pet created now makes (no endpoint takes it).
-    await (await api(server, key, 'POST', '/pets', { name: 'Sample', categoryId: 1 })).arrayBuffer()
-    const body = JSON.stringify(
-      JSON.parse(await (await api(server, key, 'GET', '/events?limit=1')).text())[0],
-    )
-    const paths = Array.from({ length: 1_000 }, (_, i) => `/g${i}`)
     const listing = {
       url: `http://127.0.0.1:${server.port}${listRequest({}).path}`,
       headers: { authorization: `Bearer ${key}` },
       perSec: LIST_RATE,
     }
+    const bareSender = values.control ? await controlSender(server, key, receiver.base) : undefined
     await steadyLoad({ ...listing, seconds: 2 })
     const windows: Record<'busy' | 'quiet', () => Promise<Window>> = {
       async busy() {
-        if (values.control) {
-          const [load] = await Promise.all([
-            steadyLoad({ ...listing, seconds: SECONDS }),
-            inProcess({ base: receiver.base, paths, body, pace: { perSec: 1_000, seconds: SECONDS } }),
-          ])
+        if (bareSender) {
+          const [load] = await Promise.all([steadyLoad({ ...listing, seconds: SECONDS }), bareSender()])
           return { p99Ms: load.p99Ms, failures: load.failures }
         }
         const from = await receiver.count()
