@@ -75,6 +75,8 @@ export function createStep(deps: StepDeps) {
   async function plan(claim: boolean) {
     const startedAt = clock.now()
     const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
+    // Leasing renews nothing already held: it dates this instance's leases only when it held none.
+    const noneHeld = lanes.size === 0
     // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once);
     // with no endpoint enabled, written already fanned out.
     if (claim && (await events.anyUnpublished()))
@@ -98,7 +100,7 @@ export function createStep(deps: StepDeps) {
     const ended = lanes.takeEnded()
     const hungUp = lanes.takeHungUp()
     const more = takeable.length > turn.size
-    const work = { ended, hungUp, startedAt, renew, fan, acquire, idle, wants, more }
+    const work = { ended, hungUp, startedAt, renew, noneHeld, fan, acquire, idle, wants, more }
     const due = wants.length > 0 || hungUp.length > 0
     return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
@@ -164,7 +166,7 @@ export function createStep(deps: StepDeps) {
       lanes.putBackHungUp(work.hungUp)
       throw error
     })
-    if (work.renew || work.acquire) renewedAt = work.startedAt
+    if (work.renew || (work.acquire && work.noneHeld)) renewedAt = work.startedAt
     for (const outcome of result.settled) deps.observe?.settled(outcome)
     const held = new Set(result.held)
     lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
