@@ -37,6 +37,8 @@ export interface Receiver {
   /** Requests being answered right now (the in-flight cap is read from it). */
   inFlight: number
   maxInFlight: number
+  /** The requests in flight when `maxInFlight` was last raised: webhook-id, sender's port, ms since arrival. */
+  atMax: string[]
   /** Times a request arrived while another with the same `webhook-id` was still being answered. */
   overlaps: number
   answer: (request: Received) => Answer
@@ -47,8 +49,16 @@ export interface Receiver {
 
 export async function startReceiver(answer: Receiver['answer'] = () => ({ status: 200 })): Promise<Receiver> {
   const waiters: { count: number; resolve: () => void }[] = []
-  const receiver = { received: [], inFlight: 0, maxInFlight: 0, overlaps: 0, answer } as unknown as Receiver
+  const receiver = {
+    received: [],
+    inFlight: 0,
+    maxInFlight: 0,
+    atMax: [],
+    overlaps: 0,
+    answer,
+  } as unknown as Receiver
   const answering = new Map<string, number>()
+  const current = new Set<{ id: string; port: number | undefined; at: number }>()
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -63,20 +73,32 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({ status
         concurrent: receiver.inFlight,
       }
       receiver.received.push(got)
-      receiver.maxInFlight = Math.max(receiver.maxInFlight, receiver.inFlight)
       const id = String(request.headers['webhook-id'])
+      const entry = { id, port: request.socket.remotePort, at: got.at }
+      current.add(entry)
+      if (receiver.inFlight > receiver.maxInFlight) {
+        receiver.maxInFlight = receiver.inFlight
+        receiver.atMax = [...current].map((e) => `${e.id} from :${e.port} since ${got.at - e.at} ms`)
+      }
       if ((answering.get(id) ?? 0) > 0) receiver.overlaps++
       answering.set(id, (answering.get(id) ?? 0) + 1)
       for (const waiter of waiters.filter((w) => receiver.received.length >= w.count)) waiter.resolve()
       const reply = receiver.answer(got)
-      // Over when answered, or when the sender hung up first (a killed instance's request is not in flight).
+      // Over when answered, or when the sender hung up first (a killed instance's request is not in flight):
+      // as its end of the connection is read, not at the response's `close`, which comes a phase of the event
+      // loop later. After a stall, a request on another kept-alive connection of the same sender can be read
+      // in between, and was counted beside the one its sender had already given up (5 in flight, CI of c778b51).
       let over = false
+      const socket = request.socket
       const end = () => {
         if (over) return
         over = true
+        socket.off('end', end)
+        current.delete(entry)
         receiver.inFlight--
         answering.set(id, (answering.get(id) ?? 1) - 1)
       }
+      socket.once('end', end)
       response.on('close', end)
       setTimeout(() => {
         end()
