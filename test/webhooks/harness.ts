@@ -1,5 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -47,6 +53,43 @@ export interface Receiver {
   close(): Promise<void>
 }
 
+/**
+ * Counts a receiver's requests in flight: one arrives with its whole body and is over when answered, or when
+ * its sender hung up first (a killed instance's request is not in flight), as soon as that is read rather than
+ * at the response's `close`, a phase of the event loop later: after a stall, a request on another kept-alive
+ * connection of the same sender was read in between and counted beside the one already given up (a CI run
+ * counted 5 in flight where the senders had 4). `arrive` returns what ends it.
+ */
+function inFlightCounter(receiver: Receiver) {
+  const answering = new Map<string, number>()
+  const current = new Set<{ id: string; port: number | undefined; at: number }>()
+  return function arrive(request: IncomingMessage, response: ServerResponse, at: number): () => void {
+    receiver.inFlight++
+    const id = String(request.headers['webhook-id'])
+    const entry = { id, port: request.socket.remotePort, at }
+    current.add(entry)
+    if (receiver.inFlight > receiver.maxInFlight) {
+      receiver.maxInFlight = receiver.inFlight
+      receiver.atMax = [...current].map((e) => `${e.id} from :${e.port} since ${at - e.at} ms`)
+    }
+    if ((answering.get(id) ?? 0) > 0) receiver.overlaps++
+    answering.set(id, (answering.get(id) ?? 0) + 1)
+    const socket = request.socket
+    let over = false
+    const end = () => {
+      if (over) return
+      over = true
+      socket.off('end', end)
+      current.delete(entry)
+      receiver.inFlight--
+      answering.set(id, (answering.get(id) ?? 1) - 1)
+    }
+    socket.once('end', end)
+    response.on('close', end)
+    return end
+  }
+}
+
 export async function startReceiver(answer: Receiver['answer'] = () => ({ status: 200 })): Promise<Receiver> {
   const waiters: { count: number; resolve: () => void }[] = []
   const receiver = {
@@ -57,49 +100,24 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({ status
     overlaps: 0,
     answer,
   } as unknown as Receiver
-  const answering = new Map<string, number>()
-  const current = new Set<{ id: string; port: number | undefined; at: number }>()
+  const arrive = inFlightCounter(receiver)
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
-      receiver.inFlight++
+      const at = Date.now()
+      const end = arrive(request, response, at)
       const body = Buffer.concat(chunks).toString('utf8')
       const got = {
         url: request.url ?? '',
         headers: request.headers,
         body,
-        at: Date.now(),
+        at,
         concurrent: receiver.inFlight,
       }
       receiver.received.push(got)
-      const id = String(request.headers['webhook-id'])
-      const entry = { id, port: request.socket.remotePort, at: got.at }
-      current.add(entry)
-      if (receiver.inFlight > receiver.maxInFlight) {
-        receiver.maxInFlight = receiver.inFlight
-        receiver.atMax = [...current].map((e) => `${e.id} from :${e.port} since ${got.at - e.at} ms`)
-      }
-      if ((answering.get(id) ?? 0) > 0) receiver.overlaps++
-      answering.set(id, (answering.get(id) ?? 0) + 1)
       for (const waiter of waiters.filter((w) => receiver.received.length >= w.count)) waiter.resolve()
       const reply = receiver.answer(got)
-      // Over when answered, or when the sender hung up first (a killed instance's request is not in flight):
-      // as its end of the connection is read, not at the response's `close`, which comes a phase of the event
-      // loop later. After a stall, a request on another kept-alive connection of the same sender can be read
-      // in between, and was counted beside the one its sender had already given up (5 in flight, CI of c778b51).
-      let over = false
-      const socket = request.socket
-      const end = () => {
-        if (over) return
-        over = true
-        socket.off('end', end)
-        current.delete(entry)
-        receiver.inFlight--
-        answering.set(id, (answering.get(id) ?? 1) - 1)
-      }
-      socket.once('end', end)
-      response.on('close', end)
       setTimeout(() => {
         end()
         if (!response.destroyed) response.writeHead(reply.status, reply.headers).end('ok')
