@@ -60,7 +60,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   let fence: NodeJS.Timeout | undefined
   let timerDue = Number.POSITIVE_INFINITY
   let stepping: Promise<StepResult> | undefined
+  /** SIGTERM: nothing new is claimed nor started; steps still renew the leases and write down what ends. */
   let stopping = false
+  /** The drain is over: no step runs any more, and what is still in flight is aborted. */
+  let halted = false
   /** Steps begun so far, and who waits for an idle step begun after a given one (`whenIdle`). */
   let stepsBegun = 0
   const idleWaiters = createIdleWaiters()
@@ -98,7 +101,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
    * on before another instance may take their endpoints over, so it never sends beside them.
    */
   function hangUpIfUnsure(): void {
-    if (stopping || steps.surelyHeld()) return
+    if (halted || steps.surelyHeld()) return
     const requests = lanes.hangUp()
     if (requests > 0)
       logger.warn({ requests }, 'webhook leases not renewed in time: requests in flight hung up on')
@@ -106,7 +109,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   /** Runs a step soon (within `delayMs`), never two at once. */
   function wake(delayMs: number): void {
-    if (stopping || Date.now() + delayMs >= timerDue) return
+    if (halted || Date.now() + delayMs >= timerDue) return
     clearTimeout(timer)
     timerDue = Date.now() + delayMs
     timer = setTimeout(() => {
@@ -119,7 +122,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (stepping) return wake(BUSY_MS)
     const begun = ++stepsBegun
     let failed = false
-    stepping = steps.step(true).catch((error: unknown) => {
+    stepping = steps.step(!stopping).catch((error: unknown) => {
       logger.warn({ err: error }, 'webhook dispatch failed; trying again shortly')
       idleWaiters.tell(begun, new Error('a webhook dispatch step failed', { cause: error }))
       failed = true
@@ -145,17 +148,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     },
     inFlightByAccount: () => lanes.inFlightByAccount(),
     async stop(deadlineMs: number): Promise<void> {
+      // While the requests in flight drain, steps go on renewing the leases (and the fence hangs up if they
+      // cannot): another instance never takes an endpoint over, and its attempts in flight, beside them.
       stopping = true
-      clearTimeout(timer)
-      clearInterval(fence)
       idleWaiters.tell(Number.POSITIVE_INFINITY, new Error('the webhook dispatcher is stopping'))
-      await stepping
       let deadline: NodeJS.Timeout | undefined
       const late = new Promise<void>((resolve) => {
         deadline = setTimeout(resolve, deadlineMs)
       })
       await Promise.race([Promise.all(lanes.running().map((entry) => entry.done)), late])
       clearTimeout(deadline)
+      halted = true
+      clearTimeout(timer)
+      clearInterval(fence)
+      await stepping
       const unfinished = lanes.running()
       lanes.abortAll()
       await Promise.all(unfinished.map((entry) => entry.done))

@@ -35,12 +35,13 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-async function start(): Promise<Service> {
+async function start(env: Record<string, string> = {}): Promise<Service> {
   const service = await spawnService({
     ...stores.env,
     LOG_LEVEL: 'warn',
     PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
     PETSTORE_DRAIN_SECONDS: '1',
+    ...env,
   })
   started.push(service)
   await waitUntilHealthy(service)
@@ -48,9 +49,9 @@ async function start(): Promise<Service> {
 }
 
 /** A service with an endpoint on `receiver`, one pet created and its delivery in flight. */
-async function deliveryInFlight(answer: () => Answer): Promise<Service> {
+async function deliveryInFlight(answer: () => Answer, env: Record<string, string> = {}): Promise<Service> {
   receiver = await startReceiver(answer)
-  const service = await start()
+  const service = await start(env)
   key = (await issueUnlimitedKey(stores.env, dir)).key
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   const url = `http://127.0.0.1:${service.port}/v1`
@@ -97,4 +98,20 @@ test('an attempt still running at the end of the drain is given back and made ag
   await receiver.waitFor(2, 5_000)
   expect((receiver.received[1]?.at ?? 0) - restarted).toBeLessThan(5_000)
   expect(receiver.received[1]?.body).toBe(receiver.received[0]?.body)
+})
+
+test('while it drains, the instance still holds its endpoints: another one never sends beside its requests', async () => {
+  // Longer than a lease (5 s): an instance that stopped renewing at SIGTERM lost the endpoint mid-drain, and
+  // the other took the attempt still in flight and sent it again beside it.
+  const draining = await deliveryInFlight(() => ({ status: 200, delayMs: 8_000 }), {
+    PETSTORE_DRAIN_SECONDS: '12',
+  })
+  const other = await start()
+  draining.child.kill('SIGTERM')
+  expect(await draining.exited).toBe(0)
+  // The other instance had 8 s to take the endpoint over; a second more for anything it would send.
+  await new Promise((resolve) => setTimeout(resolve, 1_000))
+  expect(receiver.overlaps).toBe(0)
+  expect(receiver.received).toHaveLength(1)
+  expect(await attempts(other)).toMatchObject([{ attempt: 1, status: 'succeeded', httpStatus: 200 }])
 })
