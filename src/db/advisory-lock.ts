@@ -13,3 +13,15 @@ export async function lockTransaction(
 ): Promise<void> {
   if (handle.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${key})`.execute(trx)
 }
+
+/**
+ * `lockTransaction`'s shared form: transactions that take it shared run side by side, and wait only for one
+ * that holds it exclusive (and it for them).
+ */
+export async function lockTransactionShared(
+  handle: Pick<DbHandle, 'dialect'>,
+  trx: Db,
+  key: number,
+): Promise<void> {
+  if (handle.dialect === 'postgres') await sql`select pg_advisory_xact_lock_shared(${key})`.execute(trx)
+}

@@ -12,6 +12,7 @@ import { createAttemptsRepository } from './attempts.repository.js'
 import { createDisabler } from './disable.js'
 import { endedKeyReason } from './ended-accounts.js'
 import { createEndpointsRepository, type EndpointRow } from './endpoints.repository.js'
+import { waitForFanOuts } from './fan-out.js'
 import { OWNERSHIP_WINDOW_MS } from './ownership-windows.js'
 import { MAX_RETIRED_SECRETS, newSecret, retiredSecrets } from './signature.js'
 import type { NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from './webhooks.schemas.js'
@@ -47,7 +48,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
   const { handle, clock } = deps
   const repository = createEndpointsRepository(handle)
   const attempts = createAttemptsRepository(handle)
-  const disableIn = createDisabler(handle)
+  const disableIn = createDisabler(handle, { answered: true })
   /**
    * Waited for after a commit that ended an endpoint's pending attempts (a DELETE, a disable), before
    * answering: on PostgreSQL a dispatcher's read of them lets them start for OWNERSHIP_WINDOW_MS after it
@@ -143,6 +144,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     await handle.write(async (trx) => {
       const row = await owned(trx, apiKeyId, id)
       await repository.update(trx, row.id, { deleted_at: now })
+      await waitForFanOuts(handle, trx)
       await attempts.failPending(trx, row.id, 'the endpoint was deleted', now)
     })
     await endingAttempts()

@@ -1,4 +1,5 @@
 import type { Span } from '@opentelemetry/api'
+import { lockTransaction, lockTransactionShared } from '../db/advisory-lock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { createEventsRepository, type WaitingEvent } from '../events/events.repository.js'
@@ -41,6 +42,20 @@ export const FAN_OUT_AHEAD = 500
  */
 export const PASS_OVER_EVENTS = 10_000
 
+/**
+ * PostgreSQL: fan-outs take this lock shared (they never wait on one another), and a DELETE or a disable
+ * that answers takes it whole (`waitForFanOuts`) once it holds the endpoint's row, before it ends the
+ * endpoint's pending attempts. A fan-out that read the endpoint enabled commits first, so the ending sees
+ * its attempts too; one that starts meanwhile waits, then reads the endpoint ended. Without it such a
+ * fan-out left a pending attempt the ending never saw, and the endpoint's dispatcher sent it after the
+ * answer. SQLite runs one write at a time: nothing to wait for.
+ */
+const FAN_OUT_LOCK = 0x6661_6e6f // "fano"
+
+/** In an ending's transaction, once it holds the endpoint's row: fan-outs in flight have committed. */
+export const waitForFanOuts = (handle: Pick<DbHandle, 'dialect'>, trx: Db): Promise<void> =>
+  lockTransaction(handle, trx, FAN_OUT_LOCK)
+
 export type FanOut = ReturnType<typeof createFanOut>
 
 /**
@@ -75,6 +90,7 @@ export function createFanOut(handle: DbHandle) {
     now: number,
     span: Span | undefined,
   ): Promise<number> {
+    await lockTransactionShared(handle, trx, FAN_OUT_LOCK)
     const takers = await endpoints.takersIn(trx, waiting[0]?.seq ?? 0, now)
     let budget = FAN_OUT_ROWS
     const done: number[] = []

@@ -16,7 +16,7 @@ export type Settled = 'succeeded' | 'retried' | 'failed' | 'lost'
  */
 export function createSettler(handle: DbHandle, options: { retryScale: number }) {
   const attempts = createAttemptsRepository(handle)
-  const disable = createDisabler(handle)
+  const disable = createDisabler(handle, { answered: false })
   const endpoints = createEndpointsRepository(handle)
 
   async function afterFailure(trx: Db, claimed: ClaimedAttempt, outcome: AttemptOutcome, now: number) {

@@ -1,6 +1,8 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import { expect, it } from 'vitest'
 import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { endpointIdOf } from '../../src/webhooks/endpoints.service.js'
+import { createFanOut } from '../../src/webhooks/fan-out.js'
 import { build } from '../helpers.js'
 import { endpointRow } from './harness.js'
 
@@ -53,3 +55,77 @@ it('nor once an operator’s disable has answered', async (context) => {
   expect(await t.deps.webhookEndpoints.disable(queued.endpoint.id, 'disabled by the operators')).toBe(true)
   expect(await claims.isStillOwn(queued, OWNER)).toBe(false)
 })
+
+/**
+ * A fan-out that read the endpoint enabled before an ending committed, and committed after it, left a
+ * pending attempt the ending never saw (PostgreSQL, where the two run side by side), and the endpoint's
+ * dispatcher sent it after the answer. The ending now waits for the fan-out (SQLite's one writer at a time
+ * waits for it anyway), and ends the attempt it wrote.
+ */
+it.for<[string, (ended: Ended) => Promise<unknown>]>([
+  ['a DELETE', (t: Ended) => t.t.deps.webhookEndpoints.remove(t.account, t.endpointId)],
+  [
+    'a disabling PATCH',
+    (t: Ended) => t.t.deps.webhookEndpoints.patch(t.account, t.endpointId, { status: 'disabled' }),
+  ],
+  [
+    'an operator’s disable',
+    (t: Ended) => t.t.deps.webhookEndpoints.disable(t.endpoint, 'disabled by the operators'),
+  ],
+])(
+  'a fan-out in flight when %s commits leaves no attempt pending behind the answer',
+  async ([, end], context) => {
+    const t = await build(context)
+    const handle = t.deps.database
+    const now = t.clock.now()
+    const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+    const { id } = await handle.db
+      .insertInto('webhook_endpoints')
+      .values(endpointRow(account, 'https://hooks.example/in', '["*"]', now))
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    const endpoint = Number(id)
+    const event = {
+      type: 'pet.created',
+      api_key_id: null,
+      resource_version: 1,
+      object: '{}',
+      created_at: now,
+    }
+    await handle.db.insertInto('events').values(event).execute()
+    // The fan-out's transaction, held open once it has written the endpoint's attempt.
+    let commit = () => {}
+    const held = new Promise<void>((resolve) => {
+      commit = resolve
+    })
+    let written = () => {}
+    const fannedOut = new Promise<void>((resolve) => {
+      written = resolve
+    })
+    const fanOut = handle.write(async (trx) => {
+      expect(await createFanOut(handle).fanOut(trx, now)).toBe(1)
+      written()
+      await held
+    })
+    await fannedOut
+    let answered = false
+    const ending = end({ t, account, endpointId: endpointIdOf(endpoint), endpoint }).then(() => {
+      answered = true
+    })
+    await delay(300)
+    const answeredMeanwhile = answered
+    commit()
+    await fanOut
+    await ending
+    expect(answeredMeanwhile).toBe(false)
+    const attempts = await handle.db
+      .selectFrom('webhook_attempts')
+      .select(['status', 'error'])
+      .where('endpoint_id', '=', endpoint)
+      .execute()
+    expect(attempts).toHaveLength(1)
+    expect(attempts[0]?.status).toBe('failed')
+  },
+)
+
+type Ended = { t: Awaited<ReturnType<typeof build>>; account: number; endpointId: string; endpoint: number }
