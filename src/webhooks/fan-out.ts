@@ -1,5 +1,5 @@
 import type { Span } from '@opentelemetry/api'
-import { lockTransaction, lockTransactionShared } from '../db/advisory-lock.js'
+import { lockTransaction } from '../db/advisory-lock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { createEventsRepository, type WaitingEvent } from '../events/events.repository.js'
@@ -90,7 +90,7 @@ export function createFanOut(handle: DbHandle) {
     now: number,
     span: Span | undefined,
   ): Promise<number> {
-    await lockTransactionShared(handle, trx, FAN_OUT_LOCK)
+    await lockTransaction(handle, trx, FAN_OUT_LOCK, 'shared')
     const takers = await endpoints.takersIn(trx, waiting[0]?.seq ?? 0, now)
     let budget = FAN_OUT_ROWS
     const done: number[] = []
