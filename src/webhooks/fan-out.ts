@@ -2,6 +2,7 @@ import type { Span } from '@opentelemetry/api'
 import { lockTransaction } from '../db/advisory-lock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
+import { publishEvents } from '../events/events.publisher.js'
 import { createEventsRepository, type WaitingEvent } from '../events/events.repository.js'
 import { inSpan, linksTo } from '../tracing/tracing.js'
 import { createAttemptsRepository, type NextAttempt } from './attempts.repository.js'
@@ -164,6 +165,10 @@ export function createFanOut(handle: DbHandle) {
     },
     /** Forgets earlier subscriptions that no event waiting to be fanned out can need any more. */
     async pruneSubscriptions(trx: Db): Promise<void> {
+      // Under the publishers' lock (PostgreSQL), which a PATCH holds while it publishes and keeps the
+      // subscription it replaces: one that committed between the read and the delete below lost the
+      // subscription its just-published event, still waiting, is to be judged by.
+      await publishEvents(handle, trx)
       const oldest = await events.oldestWaitingIn(trx)
       await endpoints.forgetSubscriptionsBefore(trx, oldest ?? Number.MAX_SAFE_INTEGER)
     },

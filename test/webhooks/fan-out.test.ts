@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
+import { setTimeout as delay } from 'node:timers/promises'
 import { expect, it, type TestContext } from 'vitest'
+import { publishEvents } from '../../src/events/events.publisher.js'
 import { createEventsRepository } from '../../src/events/events.repository.js'
 import { createFanOut, eventsPerFanOut, FAN_OUT_AHEAD, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.js'
 import { QUEUE_SIZE } from '../../src/webhooks/lane.js'
@@ -349,4 +351,40 @@ it('fans out nothing to the endpoints of an account whose key was revoked or has
     .orderBy('a.id')
     .execute()
   expect(after.map((row) => row.api_key_id)).toEqual([live, live, expired])
+})
+
+/**
+ * Retention forgets kept subscriptions under the publishers' lock (PostgreSQL), which a PATCH takes before it
+ * publishes and keeps the subscription it replaces: without it, a PATCH that committed between retention's
+ * read of the oldest waiting event and its delete lost the subscription its just-published event needed.
+ */
+it('retention forgets kept subscriptions only once the publisher in flight has committed', async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  let commit = () => {}
+  const held = new Promise<void>((resolve) => {
+    commit = resolve
+  })
+  let published = () => {}
+  const publishing = new Promise<void>((resolve) => {
+    published = resolve
+  })
+  const publisher = handle.write(async (trx) => {
+    await publishEvents(handle, trx)
+    published()
+    await held
+  })
+  await publishing
+  let pruned = false
+  const prune = handle
+    .write((trx) => createFanOut(handle).pruneSubscriptions(trx))
+    .then(() => {
+      pruned = true
+    })
+  await delay(300)
+  const prunedMeanwhile = pruned
+  commit()
+  await publisher
+  await prune
+  expect(prunedMeanwhile).toBe(false)
 })
