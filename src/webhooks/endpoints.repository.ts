@@ -26,6 +26,12 @@ export interface Taker {
 
 export type EndpointsRepository = ReturnType<typeof createEndpointsRepository>
 
+/** An endpoint whose attempts are no longer sent, with why (`endedIn`). */
+export type EndedEndpointRow = Pick<EndpointRow, 'id' | 'status' | 'deleted_at' | 'disabled_reason'> & {
+  revoked_at: number | null
+  expires_at: number | null
+}
+
 /**
  * The SQL for webhook endpoints, but for their lease columns (`lease_owner`, `lease_until`), which
  * leases.repository.ts reads and writes: the dispatchers' hold on them. Deleted endpoints are never read
@@ -238,14 +244,24 @@ export function createEndpointsRepository(handle: DbHandle) {
         .where('e.deleted_at', 'is', null)
         .orderBy('e.id')
         .execute(),
-    /** Of endpoints `ids`, those whose account's key was revoked or expired by `now`, with the key's times. */
-    endedAccountsIn: (trx: Db, ids: readonly number[], now: number) =>
+    /**
+     * Of endpoints `ids`, those deleted, disabled, or whose account's key was revoked or expired by `now`,
+     * with what says which.
+     */
+    endedIn: (trx: Db, ids: readonly number[], now: number): Promise<EndedEndpointRow[]> =>
       trx
         .selectFrom('webhook_endpoints as e')
         .innerJoin('api_keys as k', 'k.id', 'e.api_key_id')
-        .select(['e.id', 'k.revoked_at', 'k.expires_at'])
+        .select(['e.id', 'e.status', 'e.deleted_at', 'e.disabled_reason', 'k.revoked_at', 'k.expires_at'])
         .where('e.id', 'in', [...ids])
-        .where((eb) => eb.or([eb('k.revoked_at', 'is not', null), eb('k.expires_at', '<=', now)]))
+        .where((eb) =>
+          eb.or([
+            eb('e.deleted_at', 'is not', null),
+            eb('e.status', '<>', 'enabled'),
+            eb('k.revoked_at', 'is not', null),
+            eb('k.expires_at', '<=', now),
+          ]),
+        )
         .execute(),
   }
 }

@@ -10,7 +10,7 @@ import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import { createAttemptsRepository } from './attempts.repository.js'
 import { createDisabler } from './disable.js'
-import { endedKeyReason } from './ended-accounts.js'
+import { endedKeyReason } from './ended-endpoints.js'
 import { createEndpointsRepository, type EndpointRow } from './endpoints.repository.js'
 import { waitForFanOuts } from './fan-out.js'
 import { OWNERSHIP_WINDOW_MS } from './ownership-windows.js'
@@ -125,7 +125,11 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
         await repository.keepSubscription(trx, row.id, row.events)
       if (changes.status === 'disabled') await disableIn(trx, row.id, null, now)
       // Re-enabled: from the last committed event on (nothing missed meanwhile), the five-day rule afresh.
-      if (changes.status === 'enabled' && row.status !== 'enabled') await repository.reenable(trx, row.id)
+      // Nothing written before stays pending (one a fan-out wrote after the disable, which ended the rest).
+      if (changes.status === 'enabled' && row.status !== 'enabled') {
+        await attempts.failPending(trx, row.id, row.disabled_reason ?? 'the endpoint was disabled', now)
+        await repository.reenable(trx, row.id)
+      }
       const updated = await repository.update(trx, row.id, {
         ...(url !== undefined && { url }),
         ...(events !== undefined && { events }),

@@ -11,7 +11,7 @@ import { publishEvents } from '../events/events.publisher.js'
 import { createEventsRepository } from '../events/events.repository.js'
 import type { ClaimsRepository } from './claims.repository.js'
 import type { DispatcherObserver } from './dispatcher.port.js'
-import { createEndedAccounts } from './ended-accounts.js'
+import { createEndedEndpoints } from './ended-endpoints.js'
 import { createEndpointsRepository } from './endpoints.repository.js'
 import { createFanOut } from './fan-out.js'
 import { inTurn, wantFor } from './lane.js'
@@ -62,7 +62,7 @@ export function createStep(deps: StepDeps) {
   const events = createEventsRepository(handle)
   const endpoints = createEndpointsRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
-  const withoutEndedAccounts = createEndedAccounts(handle)
+  const withoutEnded = createEndedEndpoints(handle)
   /** Local time of the start of the last step that renewed every lease (or leased them). */
   let renewedAt = 0
   /** The last endpoint a step refilled: the next one starts after it, so every lane gets its turn. */
@@ -140,7 +140,7 @@ export function createStep(deps: StepDeps) {
       const fresh = acquired.map((endpoint) => ({ endpointId: endpoint.id, count: wantFor(0) }))
       const stillHeld = new Set(held)
       const kept = wants.filter((want) => stillHeld.has(want.endpointId))
-      const taken = await withoutEndedAccounts(
+      const taken = await withoutEnded(
         trx,
         await claims.take(trx, { owner, wants: [...kept, ...fresh], now }),
         now,

@@ -1,0 +1,72 @@
+import { expect, it, type TestContext } from 'vitest'
+import { endpointIdOf } from '../../src/webhooks/endpoints.service.js'
+import { build } from '../helpers.js'
+import { endpointRow } from './harness.js'
+import { stepOf } from './step-harness.js'
+
+/**
+ * A pending attempt of an endpoint already ended: what a fan-out that read the endpoint enabled leaves when it
+ * commits after the dispatcher's own disable (a 410, five days of failures), which does not wait for it as an
+ * answered DELETE or PATCH does (PostgreSQL). Here the endpoint is leased by a dispatcher's step, its lane
+ * holds the first attempt, and the ending is written straight to the row before a second attempt is.
+ */
+async function orphanBehindAnEnding(context: TestContext, ending: Record<string, unknown>) {
+  const t = await build(context)
+  const { db } = t.deps.database
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const { id } = await db
+    .insertInto('webhook_endpoints')
+    .values(endpointRow(account, 'https://hooks.example/in', '["*"]', now))
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const endpoint = Number(id)
+  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
+  await db.insertInto('events').values([event, event]).execute()
+  const step = stepOf(t.deps.database, 'host/1/ended', [], t.clock)
+  // Fans both events out, leases the endpoint, and queues its attempts in the lane (which never sends).
+  while ((await step.step(true)).busy) {}
+  const [first, orphan] = await db
+    .selectFrom('webhook_attempts')
+    .select(['id', 'lease_token'])
+    .where('endpoint_id', '=', endpoint)
+    .orderBy('id')
+    .execute()
+  expect(first?.lease_token).toBe('host/1/ended')
+  await db.updateTable('webhook_endpoints').set(ending).where('id', '=', endpoint).execute()
+  // The second attempt, pending and not taken yet, as the late fan-out leaves it.
+  await db
+    .updateTable('webhook_attempts')
+    .set({ lease_token: null, status: 'pending' })
+    .where('id', '=', Number(orphan?.id))
+    .execute()
+  const statusOf = async () =>
+    db
+      .selectFrom('webhook_attempts')
+      .select(['status', 'error'])
+      .where('id', '=', Number(orphan?.id))
+      .executeTakeFirstOrThrow()
+  return { t, account, endpoint, step, statusOf }
+}
+
+it.for([
+  [
+    { status: 'disabled', disabled_reason: 'the endpoint answered 410 Gone' },
+    'the endpoint answered 410 Gone',
+  ],
+  [{ deleted_at: 1 }, 'the endpoint was deleted'],
+] as const)(
+  'an attempt taken for an endpoint that ended (%o) ends unsent, with why',
+  async ([ending, why], context) => {
+    const { step, statusOf } = await orphanBehindAnEnding(context, ending)
+    // Its lane, still leased, takes it at its next refill: it ends there instead of being sent.
+    await step.step(true)
+    expect(await statusOf()).toEqual({ status: 'failed', error: why })
+  },
+)
+
+it('a re-enable ends what a disabled endpoint still had pending: nothing from before it is sent', async (context) => {
+  const { t, account, endpoint, statusOf } = await orphanBehindAnEnding(context, { status: 'disabled' })
+  await t.deps.webhookEndpoints.patch(account, endpointIdOf(endpoint), { status: 'enabled' })
+  expect(await statusOf()).toEqual({ status: 'failed', error: 'the endpoint was disabled' })
+})
