@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import { setTimeout as delay } from 'node:timers/promises'
 import { expect, it, type TestContext } from 'vitest'
 import { publishEvents } from '../../src/events/events.publisher.js'
 import { createEventsRepository } from '../../src/events/events.repository.js'
@@ -8,6 +7,7 @@ import { QUEUE_SIZE } from '../../src/webhooks/lane.js'
 import { ownerIdOf } from '../../src/webhooks/leases.repository.js'
 import { build } from '../helpers.js'
 import { endpointRow, insertEndpointRows } from './harness.js'
+import { finishedWhileHeld } from './held-write.js'
 import { stepOf } from './step-harness.js'
 
 it('fans an event out to 2,500 endpoints over several transactions, each writing at most FAN_OUT_ROWS attempts', async (context) => {
@@ -361,30 +361,10 @@ it('fans out nothing to the endpoints of an account whose key was revoked or has
 it('retention forgets kept subscriptions only once the publisher in flight has committed', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
-  let commit = () => {}
-  const held = new Promise<void>((resolve) => {
-    commit = resolve
-  })
-  let published = () => {}
-  const publishing = new Promise<void>((resolve) => {
-    published = resolve
-  })
-  const publisher = handle.write(async (trx) => {
-    await publishEvents(handle, trx)
-    published()
-    await held
-  })
-  await publishing
-  let pruned = false
-  const prune = handle
-    .write((trx) => createFanOut(handle).pruneSubscriptions(trx))
-    .then(() => {
-      pruned = true
-    })
-  await delay(300)
-  const prunedMeanwhile = pruned
-  commit()
-  await publisher
-  await prune
-  expect(prunedMeanwhile).toBe(false)
+  const pruned = await finishedWhileHeld(
+    handle,
+    (trx) => publishEvents(handle, trx),
+    () => handle.write((trx) => createFanOut(handle).pruneSubscriptions(trx)),
+  )
+  expect(pruned).toBe(false)
 })

@@ -1,10 +1,10 @@
-import { setTimeout as delay } from 'node:timers/promises'
 import { expect, it } from 'vitest'
 import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { endpointIdOf } from '../../src/webhooks/endpoints.service.js'
 import { createFanOut } from '../../src/webhooks/fan-out.js'
 import { build } from '../helpers.js'
 import { endpointRow } from './harness.js'
+import { finishedWhileHeld } from './held-write.js'
 
 const OWNER = 'host/1/ownership-test'
 
@@ -94,30 +94,12 @@ it.for<[string, (ended: Ended) => Promise<unknown>]>([
     }
     await handle.db.insertInto('events').values(event).execute()
     // The fan-out's transaction, held open once it has written the endpoint's attempt.
-    let commit = () => {}
-    const held = new Promise<void>((resolve) => {
-      commit = resolve
-    })
-    let written = () => {}
-    const fannedOut = new Promise<void>((resolve) => {
-      written = resolve
-    })
-    const fanOut = handle.write(async (trx) => {
-      expect(await createFanOut(handle).fanOut(trx, now)).toBe(1)
-      written()
-      await held
-    })
-    await fannedOut
-    let answered = false
-    const ending = end({ t, account, endpointId: endpointIdOf(endpoint), endpoint }).then(() => {
-      answered = true
-    })
-    await delay(300)
-    const answeredMeanwhile = answered
-    commit()
-    await fanOut
-    await ending
-    expect(answeredMeanwhile).toBe(false)
+    const answered = await finishedWhileHeld(
+      handle,
+      async (trx) => expect(await createFanOut(handle).fanOut(trx, now)).toBe(1),
+      () => end({ t, account, endpointId: endpointIdOf(endpoint), endpoint }),
+    )
+    expect(answered).toBe(false)
     const attempts = await handle.db
       .selectFrom('webhook_attempts')
       .select(['status', 'error'])
