@@ -48,8 +48,10 @@ export const PASS_OVER_EVENTS = 10_000
  * that answers takes it whole (`waitForFanOuts`) once it holds the endpoint's row, before it ends the
  * endpoint's pending attempts. A fan-out that read the endpoint enabled commits first, so the ending sees
  * its attempts too; one that starts meanwhile waits, then reads the endpoint ended. Without it such a
- * fan-out left a pending attempt the ending never saw, and the endpoint's dispatcher sent it after the
- * answer. SQLite runs one write at a time: nothing to wait for.
+ * fan-out left a pending attempt the ending never saw: sent after the answer, until a step's take learned
+ * to end the attempts of ended endpoints (ended-endpoints.ts, which guards the unanswered disable too), and
+ * still left pending, counted as due, on a deleted endpoint no dispatcher leases. SQLite runs one write at
+ * a time: nothing to wait for.
  */
 const FAN_OUT_LOCK = 0x6661_6e6f // "fano"
 

@@ -63,7 +63,7 @@ export function createStep(deps: StepDeps) {
   const endpoints = createEndpointsRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
   const withoutEnded = createEndedEndpoints(handle)
-  /** Local time of the start of the last step that renewed every lease (or leased them). */
+  /** Local time of the start of the last step that renewed every lease (or, holding none, leased some). */
   let renewedAt = 0
   /** The last endpoint a step refilled: the next one starts after it, so every lane gets its turn. */
   let refilledUpTo = 0
