@@ -50,6 +50,7 @@ test('keys issued before the key-lifecycle migration keep working, and the previ
     '0008_webhook_lanes',
     '0009_event_trace_context',
     '0010_idempotent_responses',
+    '0011_subscription_history_order',
   ])
   const service = createApiKeyService({ handle, clock: new FakeClock(), env: 'production' })
   expect(await service.verifyApiKey(KEY)).toMatchObject({
@@ -84,6 +85,7 @@ test("the inventory counts start from the pets already stored, and count the pre
       '0008_webhook_lanes',
       '0009_event_trace_context',
       '0010_idempotent_responses',
+      '0011_subscription_history_order',
     ])
     expect(await createInventoryRepository(db).readInventory()).toEqual({ available: 2, pending: 1, sold: 1 })
 
@@ -123,12 +125,47 @@ test('a secret in its rotation grace before 0008 keeps signing after it', async 
       '0008_webhook_lanes',
       '0009_event_trace_context',
       '0010_idempotent_responses',
+      '0011_subscription_history_order',
     ])
     const row = await db.db
       .selectFrom('webhook_endpoints')
       .select('retired_secrets')
       .executeTakeFirstOrThrow()
     expect(JSON.parse(row.retired_secrets)).toEqual([{ secret: 'whsec_old', until: 99 }])
+  } finally {
+    await db.close()
+    await fresh.drop()
+    rmSync(own, { recursive: true, force: true })
+  }
+})
+
+test('subscriptions kept before 0011 keep the order they were kept in, and the previous version still keeps them', async () => {
+  const own = mkdtempSync(join(tmpdir(), 'petstore-migrations-'))
+  const fresh = await createTestStores(own)
+  const db = await connectDatabase(loadConfig(fresh.env).database, false)
+  try {
+    expect((await createMigrator(db.db).migrateTo('0010_idempotent_responses')).error).toBeUndefined()
+    // The previous version's insert, column for column: two PATCHes with no event between them.
+    const keep = (events: string) =>
+      sql`insert into webhook_subscription_history (endpoint_id, until_seq, events)
+        values (1, 7, ${events})`.execute(db.db)
+    await keep('["pet.created"]')
+    await keep('["pet.deleted"]')
+    expect(await migrateToLatest(db.db)).toEqual(['0011_subscription_history_order'])
+    await keep('["order.placed"]')
+    const rows = await db.db
+      .selectFrom('webhook_subscription_history')
+      .select(['id', 'events'])
+      .orderBy('id')
+      .execute()
+    expect(rows.map((row) => row.events)).toEqual(['["pet.created"]', '["pet.deleted"]', '["order.placed"]'])
+    // And back: the previous version's table, every row kept.
+    expect((await createMigrator(db.db).migrateTo('0010_idempotent_responses')).error).toBeUndefined()
+    await keep('["order.approved"]')
+    const back = await sql<{ events: string }>`select events from webhook_subscription_history`.execute(db.db)
+    expect(back.rows.map((row) => row.events).sort()).toEqual(
+      ['["order.approved"]', '["order.placed"]', '["pet.created"]', '["pet.deleted"]'].sort(),
+    )
   } finally {
     await db.close()
     await fresh.drop()

@@ -176,6 +176,8 @@ export interface EventOutboxTable {
 
 /** An endpoint's earlier subscription, in force for the events up to `until_seq` since the one before. */
 export interface WebhookSubscriptionHistoryTable {
+  /** The order rows were kept in: of two with one `until_seq`, the lower held first (migration 0011). */
+  id: Generated<number>
   endpoint_id: number
   until_seq: number
   /** JSON array, as `webhook_endpoints.events`. */

@@ -12,6 +12,7 @@ import * as eventsWebhooks from './migrations/0007_events_webhooks.js'
 import * as webhookLanes from './migrations/0008_webhook_lanes.js'
 import * as eventTraceContext from './migrations/0009_event_trace_context.js'
 import * as idempotentResponses from './migrations/0010_idempotent_responses.js'
+import * as subscriptionHistoryOrder from './migrations/0011_subscription_history_order.js'
 
 /** Versioned migrations, applied in name order; listed here so the built output needs no file scan. */
 const migrations: Record<string, Migration> = {
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0008_webhook_lanes': webhookLanes,
   '0009_event_trace_context': eventTraceContext,
   '0010_idempotent_responses': idempotentResponses,
+  '0011_subscription_history_order': subscriptionHistoryOrder,
 }
 
 /** Every migration's name, in the order they apply. */

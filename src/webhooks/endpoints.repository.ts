@@ -99,7 +99,9 @@ export function createEndpointsRepository(handle: DbHandle) {
         .selectFrom('webhook_subscription_history')
         .select(['endpoint_id', 'until_seq', 'events'])
         .where('until_seq', '>=', fromSeq)
+        // Two PATCHes with no event between keep two rows with one until_seq: the first held at its events.
         .orderBy('until_seq')
+        .orderBy('id')
         .execute()
       return rows.map((row) => ({
         id: row.id,

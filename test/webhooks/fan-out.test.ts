@@ -254,6 +254,34 @@ it('judges each event by the subscription in force at its commit, however late i
   expect(await db.selectFrom('webhook_subscription_history').selectAll().execute()).toEqual([])
 })
 
+it('two PATCHes with no event between them: the events waiting are judged by the first, whatever order the kept rows are stored in', async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const endpoints = t.deps.webhookEndpoints
+  const created = await endpoints.create(account, {
+    url: 'https://93.184.216.34/in',
+    events: ['pet.created'],
+  })
+  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: 0 }
+  const waiting = (await db.insertInto('events').values(event).returning('seq').executeTakeFirstOrThrow()).seq
+  // Neither PATCH's subscription held when `waiting` committed: the one before them did.
+  await endpoints.patch(account, created.id, { events: ['pet.deleted'] })
+  await endpoints.patch(account, created.id, { events: ['order.placed'] })
+  // Neither database promises to read rows back in the order they were written (on PostgreSQL an update
+  // or a vacuum moves them): store the kept rows last first, as they were.
+  const kept = await db.selectFrom('webhook_subscription_history').selectAll().execute()
+  expect(kept).toHaveLength(2)
+  await db.deleteFrom('webhook_subscription_history').execute()
+  for (const row of kept.reverse()) await db.insertInto('webhook_subscription_history').values(row).execute()
+  const fanOut = createFanOut(handle)
+  while (await createEventsRepository(handle).anyWaiting())
+    await handle.write((trx) => fanOut.fanOut(trx, t.clock.now()))
+  const attempts = await db.selectFrom('webhook_attempts').select('event_seq').execute()
+  expect(attempts).toEqual([{ event_seq: waiting }])
+})
+
 it('an endpoint created or re-enabled takes only the events that commit after it, however late they are fanned out', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
