@@ -17,7 +17,16 @@ interface AttemptOptions {
   signal: AbortSignal
   now: () => number
   agents: ReturnType<typeof createAgentPool>
+  /** Whether the attempt is still this instance's, asked again after a slow lookup (a fresh read). */
+  stillOwn: () => Promise<boolean>
 }
+
+/**
+ * A lookup longer than this (one that asked DNS, not the cache) is followed by a second ownership read
+ * before the POST. The first came before the lookup, and an ending that commits meanwhile answers only
+ * ENDING_MARGIN_MS past the first read's window (endpoints.service.ts); on SQLite, at once.
+ */
+export const RECHECK_AFTER_LOOKUP_MS = 1
 
 /**
  * Makes one attempt (`postAttempt`); with tracing on, in a CLIENT span of a trace of its own, linked to
@@ -25,7 +34,10 @@ interface AttemptOptions {
  * the event, the endpoint and the attempt number, and ends with the answer's status, the error and the
  * duration. Never the URL's path nor a header: a URL may carry a token, a header the signature.
  */
-export function makeAttempt(claimed: ClaimedAttempt, options: AttemptOptions): Promise<AttemptOutcome> {
+export function makeAttempt(
+  claimed: ClaimedAttempt,
+  options: AttemptOptions,
+): Promise<AttemptOutcome | undefined> {
   if (!tracingEnabled()) return postAttempt(claimed, options)
   const attributes = {
     'petstore.event.id': eventIdOf(claimed.event.seq),
@@ -41,6 +53,7 @@ export function makeAttempt(claimed: ClaimedAttempt, options: AttemptOptions): P
     attributes,
     async (span) => {
       const outcome = await postAttempt(claimed, options)
+      if (outcome === undefined) return undefined
       span?.setAttributes({
         'http.response.status_code': outcome.httpStatus ?? undefined,
         'petstore.webhook.duration_ms': outcome.durationMs,
@@ -63,9 +76,14 @@ function serverOf(raw: string): Record<string, string | number> {
 /**
  * Makes one attempt: the URL judged again by the address rules (its name looked up once, the connection
  * pinned to the address that passed), the event signed for every current secret and POSTed, all within
- * `timeoutMs`. Never throws: a refusal, a timeout or an abort is a failed outcome.
+ * `timeoutMs`. Never throws: a refusal, a timeout or an abort is a failed outcome. Undefined when a lookup
+ * longer than RECHECK_AFTER_LOOKUP_MS is followed by word that the attempt is no longer this instance's
+ * (a DELETE or a disable ended it meanwhile): nothing was sent, nothing is written down.
  */
-async function postAttempt(claimed: ClaimedAttempt, options: AttemptOptions): Promise<AttemptOutcome> {
+async function postAttempt(
+  claimed: ClaimedAttempt,
+  options: AttemptOptions,
+): Promise<AttemptOutcome | undefined> {
   const startedAt = options.now()
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
@@ -74,6 +92,7 @@ async function postAttempt(claimed: ClaimedAttempt, options: AttemptOptions): Pr
       checkWebhookUrl(claimed.endpoint.url, options.rules),
       options.timeoutMs,
     )
+    if (performance.now() - started > RECHECK_AFTER_LOOKUP_MS && !(await options.stillOwn())) return undefined
     const body = eventBodyOf(claimed.event)
     const id = eventIdOf(claimed.event.seq)
     const timestamp = Math.floor(startedAt / 1000)

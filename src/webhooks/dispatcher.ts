@@ -69,11 +69,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const idleWaiters = createIdleWaiters()
   const lanes = createLanes({
     maxInFlight: MAX_IN_FLIGHT,
-    run: (claimed, signal) =>
+    run: (claimed, signal, stillOwn) =>
       makeAttempt(claimed, {
         rules: deps.rules,
         timeoutMs: deps.timeoutMs,
         signal,
+        stillOwn,
         agents,
         now: () => clock.now(),
       }),

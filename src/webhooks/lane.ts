@@ -79,8 +79,15 @@ export interface Lane {
 export interface LanesOptions {
   /** Requests in flight from this instance at most, over every lane (sockets). */
   maxInFlight: number
-  /** Makes the attempt (never throws). */
-  run(claimed: ClaimedAttempt, signal: AbortSignal): Promise<AttemptOutcome>
+  /**
+   * Makes the attempt (never throws); undefined when it did not start after all: `stillOwn`, asked again
+   * once the name's lookup took long, said it is no longer this instance's (attempt.ts).
+   */
+  run(
+    claimed: ClaimedAttempt,
+    signal: AbortSignal,
+    stillOwn: () => Promise<boolean>,
+  ): Promise<AttemptOutcome | undefined>
   /**
    * Asked just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over.
    * Synchronous where the database is (SQLite), or where a read of it with those `queued` behind it still

@@ -121,6 +121,30 @@ it('puts an attempt whose ownership read failed back in its place in the queue, 
   expect(started).toEqual([1, 2])
 })
 
+it('asked again after a slow lookup: writes nothing for an attempt no longer its own; puts one it could not read back', async () => {
+  const answers: (boolean | Error)[] = [true, false, true, new Error('connection lost'), true, true]
+  const runs: number[] = []
+  const lanes = lanesWith({
+    isStillOwn: () => {
+      const answer = answers.shift()
+      return answer instanceof Error ? Promise.reject(answer) : (answer ?? false)
+    },
+    run: async (attempt, _signal, stillOwn) => {
+      runs.push(attempt.id)
+      if (!(await stillOwn())) return undefined
+      return { startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }
+    },
+  })
+  lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
+  // One at a time: the first is ended meanwhile; the second's second read fails, so it starts again later.
+  lanes.enqueue([claimed(1, 1)])
+  await vi.waitFor(() => expect(lanes.running()).toHaveLength(0))
+  lanes.enqueue([claimed(2, 1)])
+  await vi.waitFor(() => expect(runs).toEqual([1, 2, 2]), { timeout: REREAD_MS * 5 })
+  await vi.waitFor(() => expect(lanes.takeEnded().map((ended) => ended.claimed.id)).toEqual([2]))
+  expect(answers).toEqual([])
+})
+
 it('asks, for a lane that started many attempts since the last step, for enough to last STEPS_QUEUED steps', async () => {
   let started = 0
   const lanes = lanesWith({

@@ -75,7 +75,16 @@ export function createLanes(options: LanesOptions) {
       if (signal.aborted || !options.mayStart()) return putBack()
       lane.startedSinceStep++
       options.started(claimed)
-      return options.run(claimed, signal)
+      return options.run(claimed, signal, stillOwn)
+    }
+    // Asked again after a slow lookup: a failed read puts the attempt back, as before it started.
+    const stillOwn = async (): Promise<boolean> => {
+      try {
+        return await readOwn(claimed, [])
+      } catch {
+        unreadable()
+        return false
+      }
     }
     // Back in the queue, ahead of any with a higher id: attempts put back one by one keep their order.
     const putBack = () => {

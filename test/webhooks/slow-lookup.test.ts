@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { Resolve } from '../../src/webhooks/address.js'
+import { loopbackResolve, type Receiver, startReceiver, startWebhookApp, type WebhookApp } from './harness.js'
+
+let t: WebhookApp
+let receiver: Receiver
+/** While set, a lookup of `slow.test` says so (`looking`) and answers once `answered` resolves. */
+let held: { looking: () => void; answered: Promise<void> } | undefined
+
+/** `slow.test` is loopback, answered when the test says (a DNS server this slow). */
+const slowResolve: Resolve = async (hostname) => {
+  if (hostname === 'slow.test' && held) {
+    held.looking()
+    await held.answered
+  }
+  return loopbackResolve(hostname)
+}
+
+beforeAll(async () => {
+  receiver = await startReceiver()
+  t = await startWebhookApp({ resolve: slowResolve })
+})
+afterAll(async () => {
+  await t.close()
+  await receiver.close()
+})
+
+/**
+ * The ownership read comes before the name's lookup: an attempt found its own just before a DELETE
+ * commits may wait on DNS for seconds. It is asked again once the lookup took that long, so its POST
+ * never reaches the receiver after the DELETE's 204 (CONTRACT §14: after it, no attempt starts).
+ */
+it("an attempt whose lookup outlasts a DELETE is not sent after the DELETE's 204", async () => {
+  const key = await t.issueKey()
+  const url = `http://slow.test:${receiver.port}/in`
+  const created = await t.api(key, 'POST', '/webhook_endpoints', { url, events: ['pet.created'] })
+  expect(created.status).toBe(201)
+  const endpoint = await created.json()
+  let answer!: () => void
+  const looking = new Promise<void>((resolve) => {
+    held = { looking: resolve, answered: new Promise((answered) => (answer = answered)) }
+  })
+  expect((await t.api(key, 'POST', '/pets', { name: 'Rex', categoryId: 1 })).status).toBe(201)
+  // The attempt was read as the dispatcher's own and now waits on the name.
+  await looking
+  expect((await t.api(key, 'DELETE', `/webhook_endpoints/${endpoint.id}`)).status).toBe(204)
+  held = undefined
+  answer()
+  await t.server.dispatcher.whenIdle()
+  expect(receiver.received).toHaveLength(0)
+  const attempts = await t.deps.database.db
+    .selectFrom('webhook_attempts')
+    .select(['status', 'error'])
+    .execute()
+  expect(attempts).toEqual([{ status: 'failed', error: 'the endpoint was deleted' }])
+})
