@@ -126,6 +126,8 @@ export function createStep(deps: StepDeps) {
       ]
       await leases.lockRows(trx, [...new Set(work.renew ? [...lanes.ids(), ...touched] : touched)])
       const held = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()
+      // Once a renewal: lanes of endpoints ended meanwhile (a key revoked or expired) stop sending.
+      const closed = work.renew ? (await endpoints.endedIn(trx, held, now)).map((row) => row.id) : []
       const settled = await settler.settleAll(trx, ended, owner, now)
       // Hung up on: pending again, for whichever instance holds the endpoint (this one, if it still does).
       await claims.release(
@@ -148,7 +150,7 @@ export function createStep(deps: StepDeps) {
       const withWork = new Set(taken.map((claimed) => claimed.endpoint.id))
       const letGo = idle.filter((id) => stillHeld.has(id) && !withWork.has(id))
       await leases.release(trx, owner, letGo)
-      return { held, settled, acquired, taken, letGo }
+      return { held, closed, settled, acquired, taken, letGo }
     })
   }
 
@@ -172,12 +174,35 @@ export function createStep(deps: StepDeps) {
     lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
     lanes.add(result.acquired, work.startedAt)
     lanes.enqueue(result.taken)
+    if (result.closed.length > 0) await endLanes(result.closed)
     const more = work.more || result.acquired.length === ENDPOINTS_PER_STEP
     // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).
     // Passing events over (no endpoint enabled) is no reason to step again sooner than a poll.
     const fanned = work.fan?.kind === 'fan'
     const busy = work.ended.length > 0 || fanned || result.taken.length > 0 || result.acquired.length > 0
     return { busy, more }
+  }
+
+  /**
+   * Lets the lanes of ended endpoints go (their account's key revoked or expired, or deleted or disabled):
+   * what they had queued ends unsent, with why, rather than waiting its turn; requests in flight finish.
+   * Not written (a lost connection), the attempts stay this dispatcher's until its lease lapses: whoever
+   * leases the endpoint next ends them when it takes them.
+   */
+  async function endLanes(ids: readonly number[]): Promise<void> {
+    const queued = lanes.remove(ids)
+    await handle.write(async (trx) => {
+      const now = await databaseNow(handle, trx, clock)
+      // The endpoint rows before their attempts, in id order, as every step and ending takes them.
+      await leases.lockRows(trx, ids)
+      const kept = await withoutEnded(trx, queued, now)
+      await claims.release(
+        trx,
+        kept.map((claimed) => claimed.id),
+        owner,
+      )
+      await leases.release(trx, owner, ids)
+    })
   }
 
   return {

@@ -1,5 +1,6 @@
 import { expect, it, type TestContext } from 'vitest'
 import { endpointIdOf } from '../../src/webhooks/endpoints.service.js'
+import { RENEW_MS } from '../../src/webhooks/step.js'
 import { build } from '../helpers.js'
 import { endpointRow } from './harness.js'
 import { stepOf } from './step-harness.js'
@@ -70,3 +71,52 @@ it('a re-enable ends what a disabled endpoint still had pending: nothing from be
   await t.deps.webhookEndpoints.patch(account, endpointIdOf(endpoint), { status: 'enabled' })
   expect(await statusOf()).toEqual({ status: 'failed', error: 'the endpoint was disabled' })
 })
+
+/**
+ * A key revoked or expired while its account's attempts wait in a lane's queue (up to 1,000 for a fast
+ * endpoint): the next renewal, within RENEW_MS, lets the lane go and ends them unsent, with why, rather
+ * than sending them in turn.
+ */
+it.for([
+  ['revoked', { revoked_at: 1 }, "the account's key was revoked"],
+  ['expired', { expires_at: 1 }, "the account's key expired on 1970-01-01T00:00:00.001Z"],
+] as const)(
+  'attempts queued when the key is %s end unsent at the next renewal',
+  async ([, ending, why], context) => {
+    const t = await build(context)
+    const { db } = t.deps.database
+    const now = t.clock.now()
+    const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+    const { id } = await db
+      .insertInto('webhook_endpoints')
+      .values(endpointRow(account, 'https://hooks.example/in', '["*"]', now))
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    const event = {
+      type: 'pet.created',
+      api_key_id: null,
+      resource_version: 1,
+      object: '{}',
+      created_at: now,
+    }
+    await db.insertInto('events').values([event, event, event]).execute()
+    const step = stepOf(t.deps.database, 'host/1/keys', [], t.clock)
+    // Fans the events out, leases the endpoint, and queues its attempts in the lane (which never sends).
+    while ((await step.step(true)).busy) {}
+    const attempts = () =>
+      db.selectFrom('webhook_attempts').select(['status', 'error', 'lease_token']).orderBy('id').execute()
+    expect(await attempts()).toEqual(
+      Array(3).fill({ status: 'pending', error: null, lease_token: 'host/1/keys' }),
+    )
+    await db.updateTable('api_keys').set(ending).where('id', '=', account).execute()
+    t.clock.advance(RENEW_MS)
+    await step.step(true)
+    expect(await attempts()).toEqual(Array(3).fill({ status: 'failed', error: why, lease_token: null }))
+    const lease = await db
+      .selectFrom('webhook_endpoints')
+      .select('lease_owner')
+      .where('id', '=', Number(id))
+      .executeTakeFirstOrThrow()
+    expect(lease.lease_owner).toBeNull()
+  },
+)
