@@ -17,14 +17,17 @@ interface AttemptOptions {
   signal: AbortSignal
   now: () => number
   agents: ReturnType<typeof createAgentPool>
-  /** Whether the attempt is still this instance's, asked again after a slow lookup (a fresh read). */
+  /** Whether the attempt is still this instance's, asked again after the lookup (a fresh read). */
   stillOwn: () => Promise<boolean>
+  /** A lookup longer than this is followed by `stillOwn` (0 on SQLite, RECHECK_AFTER_LOOKUP_MS else). */
+  recheckAfterMs: number
 }
 
 /**
- * A lookup longer than this (one that asked DNS, not the cache) is followed by a second ownership read
- * before the POST. The first came before the lookup, and an ending that commits meanwhile answers only
- * ENDING_MARGIN_MS past the first read's window (endpoints.service.ts); on SQLite, at once.
+ * On PostgreSQL, a lookup longer than this (one that asked DNS, not the cache) is followed by a second
+ * ownership read before the POST: the first came before the lookup, and an ending that commits meanwhile
+ * answers ENDING_MARGIN_MS (5) past the first read's window (endpoints.service.ts), which a shorter lookup
+ * fits in. On SQLite an ending answers at once, and the read is in place: it is asked again after any.
  */
 export const RECHECK_AFTER_LOOKUP_MS = 1
 
@@ -76,9 +79,9 @@ function serverOf(raw: string): Record<string, string | number> {
 /**
  * Makes one attempt: the URL judged again by the address rules (its name looked up once, the connection
  * pinned to the address that passed), the event signed for every current secret and POSTed, all within
- * `timeoutMs`. Never throws: a refusal, a timeout or an abort is a failed outcome. Undefined when a lookup
- * longer than RECHECK_AFTER_LOOKUP_MS is followed by word that the attempt is no longer this instance's
- * (a DELETE or a disable ended it meanwhile): nothing was sent, nothing is written down.
+ * `timeoutMs`. Never throws: a refusal, a timeout or an abort is a failed outcome. Undefined when the
+ * read after the lookup (`recheckAfterMs`) says the attempt is no longer this instance's (a DELETE or a
+ * disable ended it meanwhile): nothing was sent, nothing is written down.
  */
 async function postAttempt(
   claimed: ClaimedAttempt,
@@ -92,7 +95,7 @@ async function postAttempt(
       checkWebhookUrl(claimed.endpoint.url, options.rules),
       options.timeoutMs,
     )
-    if (performance.now() - started > RECHECK_AFTER_LOOKUP_MS && !(await options.stillOwn())) return undefined
+    if (performance.now() - started >= options.recheckAfterMs && !(await options.stillOwn())) return undefined
     const body = eventBodyOf(claimed.event)
     const id = eventIdOf(claimed.event.seq)
     const timestamp = Math.floor(startedAt / 1000)

@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
 import type { DbHandle } from '../db/handle.js'
 import type { AddressRules } from './address.js'
-import { makeAttempt } from './attempt.js'
+import { makeAttempt, RECHECK_AFTER_LOOKUP_MS } from './attempt.js'
 import type { ClaimedAttempt } from './attempts.repository.js'
 import { createClaimsRepository } from './claims.repository.js'
 import type { Dispatcher, DispatcherObserver } from './dispatcher.port.js'
@@ -75,6 +75,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         timeoutMs: deps.timeoutMs,
         signal,
         stillOwn,
+        recheckAfterMs: handle.dialect === 'sqlite' ? 0 : RECHECK_AFTER_LOOKUP_MS,
         agents,
         now: () => clock.now(),
       }),

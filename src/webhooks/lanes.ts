@@ -117,6 +117,22 @@ export function createLanes(options: LanesOptions) {
     })
   }
 
+  /**
+   * Takes out and returns what these lanes have queued (their endpoints ended); the lanes stay, with their
+   * requests in flight, and are let go once idle as any other.
+   */
+  function unqueue(ids: readonly number[]): ClaimedAttempt[] {
+    const queued: ClaimedAttempt[] = []
+    for (const id of ids) {
+      const lane = lanes.get(id)
+      if (!lane) continue
+      queued.push(...lane.queue)
+      lane.queue = []
+      if (lane.running.size === 0) lane.idleSince ??= options.now()
+    }
+    return queued
+  }
+
   let pumpQueued = false
   /** Pumps again at the next turn of the event loop (once, however often it is asked). */
   function pumpNextTurn(): void {
@@ -210,18 +226,17 @@ export function createLanes(options: LanesOptions) {
      * when the lease is still this instance's); their attempts in flight end as they will.
      */
     remove(ids: readonly number[]): ClaimedAttempt[] {
-      const queued: ClaimedAttempt[] = []
+      const queued = unqueue(ids)
       for (const id of ids) {
         const lane = lanes.get(id)
         if (!lane) continue
-        queued.push(...lane.queue)
-        lane.queue = []
         lanes.delete(id)
         ready.delete(lane)
         if (lane.running.size > 0) leaving.set(id, lane)
       }
       return queued
     },
+    unqueue,
     /** Outcomes a step could not write: the next one writes them. */
     giveBackEnded(outcomes: readonly Ended[]): void {
       ended = [...outcomes, ...ended]

@@ -9,6 +9,7 @@ import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { publishEvents } from '../events/events.publisher.js'
 import { createEventsRepository } from '../events/events.repository.js'
+import type { ClaimedAttempt } from './attempts.repository.js'
 import type { ClaimsRepository } from './claims.repository.js'
 import type { DispatcherObserver } from './dispatcher.port.js'
 import { createEndedEndpoints } from './ended-endpoints.js'
@@ -65,6 +66,8 @@ export function createStep(deps: StepDeps) {
   const withoutEnded = createEndedEndpoints(handle)
   /** Local time of the start of the last step that renewed every lease (or, holding none, leased some). */
   let renewedAt = 0
+  /** Attempts queued in lanes of ended endpoints whose ending was not written yet (`endQueued`). */
+  let unended: ClaimedAttempt[] = []
   /** The last endpoint a step refilled: the next one starts after it, so every lane gets its turn. */
   let refilledUpTo = 0
 
@@ -102,7 +105,8 @@ export function createStep(deps: StepDeps) {
     const more = takeable.length > turn.size
     const work = { ended, hungUp, startedAt, renew, noneHeld, fan, acquire, idle, wants, more }
     const due = wants.length > 0 || hungUp.length > 0
-    return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
+    const owed = ended.length > 0 || unended.length > 0
+    return owed || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
   type Plan = NonNullable<Awaited<ReturnType<typeof plan>>>
 
@@ -126,7 +130,7 @@ export function createStep(deps: StepDeps) {
       ]
       await leases.lockRows(trx, [...new Set(work.renew ? [...lanes.ids(), ...touched] : touched)])
       const held = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()
-      // Once a renewal: lanes of endpoints ended meanwhile (a key revoked or expired) stop sending.
+      // Once a renewal: the lanes of endpoints ended meanwhile (a key revoked or expired) stop sending.
       const closed = work.renew ? (await endpoints.endedIn(trx, held, now)).map((row) => row.id) : []
       const settled = await settler.settleAll(trx, ended, owner, now)
       // Hung up on: pending again, for whichever instance holds the endpoint (this one, if it still does).
@@ -172,9 +176,11 @@ export function createStep(deps: StepDeps) {
     for (const outcome of result.settled) deps.observe?.settled(outcome)
     const held = new Set(result.held)
     lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
+    // Taken out before anything more may start.
+    const unqueued = lanes.unqueue(result.closed)
     lanes.add(result.acquired, work.startedAt)
     lanes.enqueue(result.taken)
-    if (result.closed.length > 0) await endLanes(result.closed)
+    if (unqueued.length > 0 || unended.length > 0) await endQueued(unqueued)
     const more = work.more || result.acquired.length === ENDPOINTS_PER_STEP
     // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).
     // Passing events over (no endpoint enabled) is no reason to step again sooner than a poll.
@@ -184,25 +190,27 @@ export function createStep(deps: StepDeps) {
   }
 
   /**
-   * Lets the lanes of ended endpoints go (their account's key revoked or expired, or deleted or disabled):
-   * what they had queued ends unsent, with why, rather than waiting its turn; requests in flight finish.
-   * Not written (a lost connection), the attempts stay this dispatcher's until its lease lapses: whoever
-   * leases the endpoint next ends them when it takes them.
+   * Ends unsent, with why, what the lanes of ended endpoints had queued (their account's key revoked or
+   * expired, or deleted or disabled) rather than sending it in turn; their requests in flight finish and the
+   * lanes are let go once idle. Not written (a lost connection), the attempts are kept (`unended`) for the
+   * next step to try again: they are still this dispatcher's, and it never takes its own again.
    */
-  async function endLanes(ids: readonly number[]): Promise<void> {
-    const queued = lanes.remove(ids)
+  async function endQueued(queued: readonly ClaimedAttempt[]): Promise<void> {
+    unended = [...unended, ...queued]
+    const attempts = unended
+    const endpointIds = [...new Set(attempts.map((claimed) => claimed.endpoint.id))]
     await handle.write(async (trx) => {
       const now = await databaseNow(handle, trx, clock)
       // The endpoint rows before their attempts, in id order, as every step and ending takes them.
-      await leases.lockRows(trx, ids)
-      const kept = await withoutEnded(trx, queued, now)
+      await leases.lockRows(trx, endpointIds)
+      const kept = await withoutEnded(trx, attempts, now)
       await claims.release(
         trx,
         kept.map((claimed) => claimed.id),
         owner,
       )
-      await leases.release(trx, owner, ids)
     })
+    unended = []
   }
 
   return {

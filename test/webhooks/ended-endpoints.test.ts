@@ -1,4 +1,5 @@
 import { expect, it, type TestContext } from 'vitest'
+import type { DbHandle } from '../../src/db/handle.js'
 import { endpointIdOf } from '../../src/webhooks/endpoints.service.js'
 import { RENEW_MS } from '../../src/webhooks/step.js'
 import { build } from '../helpers.js'
@@ -73,9 +74,44 @@ it('a re-enable ends what a disabled endpoint still had pending: nothing from be
 })
 
 /**
+ * Three attempts of a new account's endpoint queued in a lane of a step over `handle` (as `wrap` gives it;
+ * the lane never sends), and their rows as they stand.
+ */
+async function threeQueued(context: TestContext, wrap: (handle: DbHandle) => DbHandle = (handle) => handle) {
+  const t = await build(context)
+  const { db } = t.deps.database
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const { id } = await db
+    .insertInto('webhook_endpoints')
+    .values(endpointRow(account, 'https://hooks.example/in', '["*"]', now))
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
+  await db.insertInto('events').values([event, event, event]).execute()
+  const step = stepOf(wrap(t.deps.database), 'host/1/keys', [], t.clock)
+  // Fans the events out, leases the endpoint, and queues its attempts in the lane.
+  while ((await step.step(true)).busy) {}
+  const attempts = () =>
+    db.selectFrom('webhook_attempts').select(['status', 'error', 'lease_token']).orderBy('id').execute()
+  expect(await attempts()).toEqual(
+    Array(3).fill({ status: 'pending', error: null, lease_token: 'host/1/keys' }),
+  )
+  const leaseOwner = async () =>
+    (
+      await db
+        .selectFrom('webhook_endpoints')
+        .select('lease_owner')
+        .where('id', '=', Number(id))
+        .executeTakeFirstOrThrow()
+    ).lease_owner
+  return { t, db, account, step, attempts, leaseOwner }
+}
+
+/**
  * A key revoked or expired while its account's attempts wait in a lane's queue (up to 1,000 for a fast
- * endpoint): the next renewal, within RENEW_MS, lets the lane go and ends them unsent, with why, rather
- * than sending them in turn.
+ * endpoint): the next renewal, within RENEW_MS, ends them unsent, with why, rather than sending them in
+ * turn; the lane, idle then, is let go as any other.
  */
 it.for([
   ['revoked', { revoked_at: 1 }, "the account's key was revoked"],
@@ -83,40 +119,37 @@ it.for([
 ] as const)(
   'attempts queued when the key is %s end unsent at the next renewal',
   async ([, ending, why], context) => {
-    const t = await build(context)
-    const { db } = t.deps.database
-    const now = t.clock.now()
-    const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
-    const { id } = await db
-      .insertInto('webhook_endpoints')
-      .values(endpointRow(account, 'https://hooks.example/in', '["*"]', now))
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    const event = {
-      type: 'pet.created',
-      api_key_id: null,
-      resource_version: 1,
-      object: '{}',
-      created_at: now,
-    }
-    await db.insertInto('events').values([event, event, event]).execute()
-    const step = stepOf(t.deps.database, 'host/1/keys', [], t.clock)
-    // Fans the events out, leases the endpoint, and queues its attempts in the lane (which never sends).
-    while ((await step.step(true)).busy) {}
-    const attempts = () =>
-      db.selectFrom('webhook_attempts').select(['status', 'error', 'lease_token']).orderBy('id').execute()
-    expect(await attempts()).toEqual(
-      Array(3).fill({ status: 'pending', error: null, lease_token: 'host/1/keys' }),
-    )
+    const { t, db, account, step, attempts, leaseOwner } = await threeQueued(context)
     await db.updateTable('api_keys').set(ending).where('id', '=', account).execute()
     t.clock.advance(RENEW_MS)
     await step.step(true)
     expect(await attempts()).toEqual(Array(3).fill({ status: 'failed', error: why, lease_token: null }))
-    const lease = await db
-      .selectFrom('webhook_endpoints')
-      .select('lease_owner')
-      .where('id', '=', Number(id))
-      .executeTakeFirstOrThrow()
-    expect(lease.lease_owner).toBeNull()
+    // The lane, idle now, is let go as any other (LINGER_MS: the lanes' clock is behind the test's).
+    expect(await leaseOwner()).toBe('host/1/keys')
+    await step.step(true)
+    expect(await leaseOwner()).toBeNull()
   },
 )
+
+it('attempts whose ending could not be written (a lost connection) are ended by the next step', async (context) => {
+  let writes = 0
+  let failAt = Number.POSITIVE_INFINITY
+  const flaky = (handle: DbHandle): DbHandle =>
+    Object.assign(Object.create(handle), {
+      write: (work: Parameters<DbHandle['write']>[0]) =>
+        ++writes === failAt ? Promise.reject(new Error('the connection was lost')) : handle.write(work),
+    })
+  const { t, db, account, step, attempts } = await threeQueued(context, flaky)
+  await t.deps.apiKeys.revokeApiKey(account)
+  t.clock.advance(RENEW_MS)
+  // The renewal's transaction commits; the one that ends the queued attempts, after it, fails.
+  failAt = writes + 2
+  await expect(step.step(true)).rejects.toThrow('the connection was lost')
+  expect(await attempts()).toEqual(
+    Array(3).fill({ status: 'pending', error: null, lease_token: 'host/1/keys' }),
+  )
+  await step.step(true)
+  const why = "the account's key was revoked"
+  expect(await attempts()).toEqual(Array(3).fill({ status: 'failed', error: why, lease_token: null }))
+  expect(await db.selectFrom('webhook_attempts').selectAll().execute()).toHaveLength(3)
+})
