@@ -7,12 +7,15 @@ import { endpointRow } from './harness.js'
 import { stepOf } from './step-harness.js'
 
 /**
- * A pending attempt of an endpoint already ended: what a fan-out that read the endpoint enabled leaves when it
- * commits after the dispatcher's own disable (a 410, five days of failures), which does not wait for it as an
- * answered DELETE or PATCH does (PostgreSQL). Here the endpoint is leased by a dispatcher's step, its lane
- * holds the first attempt, and the ending is written straight to the row before a second attempt is.
+ * A new account's endpoint leased by a step of `owner` over the database (as `wrap` gives it), with
+ * `events` events fanned out to it and their attempts queued in the step's lane, which never sends.
  */
-async function orphanBehindAnEnding(context: TestContext, ending: Record<string, unknown>) {
+async function queuedIn(
+  context: TestContext,
+  events: number,
+  owner: string,
+  wrap: (handle: DbHandle) => DbHandle = (handle) => handle,
+) {
   const t = await build(context)
   const { db } = t.deps.database
   const now = t.clock.now()
@@ -22,12 +25,21 @@ async function orphanBehindAnEnding(context: TestContext, ending: Record<string,
     .values(endpointRow(account, 'https://hooks.example/in', '["*"]', now))
     .returning('id')
     .executeTakeFirstOrThrow()
-  const endpoint = Number(id)
   const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
-  await db.insertInto('events').values([event, event]).execute()
-  const step = stepOf(t.deps.database, 'host/1/ended', [], t.clock)
-  // Fans both events out, leases the endpoint, and queues its attempts in the lane (which never sends).
+  await db.insertInto('events').values(Array(events).fill(event)).execute()
+  const step = stepOf(wrap(t.deps.database), owner, [], t.clock)
   while ((await step.step(true)).busy) {}
+  return { t, db, account, endpoint: Number(id), step }
+}
+
+/**
+ * A pending attempt of an endpoint already ended: what a fan-out that read the endpoint enabled leaves when it
+ * commits after the dispatcher's own disable (a 410, five days of failures), which does not wait for it as an
+ * answered DELETE or PATCH does (PostgreSQL). Here the endpoint is leased by a dispatcher's step, its lane
+ * holds the first attempt, and the ending is written straight to the row before a second attempt is.
+ */
+async function orphanBehindAnEnding(context: TestContext, ending: Record<string, unknown>) {
+  const { t, db, account, endpoint, step } = await queuedIn(context, 2, 'host/1/ended')
   const [first, orphan] = await db
     .selectFrom('webhook_attempts')
     .select(['id', 'lease_token'])
@@ -73,25 +85,9 @@ it('a re-enable ends what a disabled endpoint still had pending: nothing from be
   expect(await statusOf()).toEqual({ status: 'failed', error: 'the endpoint was disabled' })
 })
 
-/**
- * Three attempts of a new account's endpoint queued in a lane of a step over `handle` (as `wrap` gives it;
- * the lane never sends), and their rows as they stand.
- */
-async function threeQueued(context: TestContext, wrap: (handle: DbHandle) => DbHandle = (handle) => handle) {
-  const t = await build(context)
-  const { db } = t.deps.database
-  const now = t.clock.now()
-  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
-  const { id } = await db
-    .insertInto('webhook_endpoints')
-    .values(endpointRow(account, 'https://hooks.example/in', '["*"]', now))
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  const event = { type: 'pet.created', api_key_id: null, resource_version: 1, object: '{}', created_at: now }
-  await db.insertInto('events').values([event, event, event]).execute()
-  const step = stepOf(wrap(t.deps.database), 'host/1/keys', [], t.clock)
-  // Fans the events out, leases the endpoint, and queues its attempts in the lane.
-  while ((await step.step(true)).busy) {}
+/** Three attempts queued (`queuedIn`), their rows as they stand, and who leases their endpoint. */
+async function threeQueued(context: TestContext, wrap?: (handle: DbHandle) => DbHandle) {
+  const { t, db, account, endpoint, step } = await queuedIn(context, 3, 'host/1/keys', wrap)
   const attempts = () =>
     db.selectFrom('webhook_attempts').select(['status', 'error', 'lease_token']).orderBy('id').execute()
   expect(await attempts()).toEqual(
@@ -102,7 +98,7 @@ async function threeQueued(context: TestContext, wrap: (handle: DbHandle) => DbH
       await db
         .selectFrom('webhook_endpoints')
         .select('lease_owner')
-        .where('id', '=', Number(id))
+        .where('id', '=', endpoint)
         .executeTakeFirstOrThrow()
     ).lease_owner
   return { t, db, account, step, attempts, leaseOwner }
