@@ -124,7 +124,11 @@ it('puts an attempt whose ownership read failed back in its place in the queue, 
 it('asked again after a slow lookup: writes nothing for an attempt no longer its own; puts one it could not read back', async () => {
   const answers: (boolean | Error)[] = [true, false, true, new Error('connection lost'), true, true]
   const runs: number[] = []
+  const started: number[] = []
   const lanes = lanesWith({
+    started: (attempt) => {
+      started.push(attempt.id)
+    },
     isStillOwn: () => {
       const answer = answers.shift()
       return answer instanceof Error ? Promise.reject(answer) : (answer ?? false)
@@ -143,6 +147,8 @@ it('asked again after a slow lookup: writes nothing for an attempt no longer its
   await vi.waitFor(() => expect(runs).toEqual([1, 2, 2]), { timeout: REREAD_MS * 5 })
   await vi.waitFor(() => expect(lanes.takeEnded().map((ended) => ended.claimed.id)).toEqual([2]))
   expect(answers).toEqual([])
+  // Started twice, told once (the lag metric samples it once).
+  expect(started).toEqual([1, 2])
 })
 
 it('asks, for a lane that started many attempts since the last step, for enough to last STEPS_QUEUED steps', async () => {

@@ -1,4 +1,4 @@
-import type { ClaimedAttempt } from './attempts.repository.js'
+import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import { createHangUps } from './hang-ups.js'
 import {
@@ -48,6 +48,8 @@ export function createLanes(options: LanesOptions) {
   }
 
   const hangUps = createHangUps(options.maxInFlight)
+  /** Attempts told `started` (the lag metric, a lane's refill): each once, however often it starts. */
+  const startedOnce = new WeakSet<ClaimedAttempt>()
 
   /**
    * Reads whether the attempt is still this instance's (with those queued behind it, which a read may
@@ -73,8 +75,12 @@ export function createLanes(options: LanesOptions) {
       // Where the read is asynchronous (PostgreSQL), the leases may have stopped being surely this
       // instance's while it ran: the attempt waits in its queue for the next renewal.
       if (signal.aborted || !options.mayStart()) return putBack()
-      lane.startedSinceStep++
-      options.started(claimed)
+      // Once per attempt taken: one put back after its second read failed starts again uncounted.
+      if (!startedOnce.has(claimed)) {
+        startedOnce.add(claimed)
+        lane.startedSinceStep++
+        options.started(claimed)
+      }
       return options.run(claimed, signal, stillOwn)
     }
     // Asked again after a slow lookup: a failed read puts the attempt back, as before it started.
@@ -100,21 +106,36 @@ export function createLanes(options: LanesOptions) {
     }
     const own = readOwn(claimed, lane.queue)
     const outcome = typeof own === 'boolean' ? attempt(own) : own.then(attempt, unreadable)
-    entry.done = Promise.resolve(outcome).then((outcome) => {
-      lane.running.delete(claimed.id)
-      inFlight--
-      if (lane.running.size === 0 && leaving.get(lane.id) === lane) leaving.delete(lane.id)
-      // Aborted, never written as an outcome: given back by the dispatcher (SIGTERM) or the next step.
-      if (outcome && !signal.aborted) {
-        ended.push({ claimed, outcome })
-        lane.failuresInRow = outcome.error === null ? 0 : lane.failuresInRow + 1
-      } else if (outcome && !hangUps.stopped) hangUps.add(claimed)
-      if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = options.now()
-      ready.add(lane)
-      if (unread) setTimeout(pump, REREAD_MS).unref()
-      else pump()
-      options.ended()
-    })
+    entry.done = Promise.resolve(outcome).then((outcome) =>
+      attemptOver(lane, claimed, outcome, signal, unread),
+    )
+  }
+
+  /**
+   * An attempt is over, or did not start: its place is free, its outcome kept for the next step to write
+   * down (one aborted is given back instead), and what may start next starts (after REREAD_MS when its
+   * ownership read failed).
+   */
+  function attemptOver(
+    lane: Lane,
+    claimed: ClaimedAttempt,
+    outcome: AttemptOutcome | undefined,
+    signal: AbortSignal,
+    unread: boolean,
+  ): void {
+    lane.running.delete(claimed.id)
+    inFlight--
+    if (lane.running.size === 0 && leaving.get(lane.id) === lane) leaving.delete(lane.id)
+    // Aborted, never written as an outcome: given back by the dispatcher (SIGTERM) or the next step.
+    if (outcome && !signal.aborted) {
+      ended.push({ claimed, outcome })
+      lane.failuresInRow = outcome.error === null ? 0 : lane.failuresInRow + 1
+    } else if (outcome && !hangUps.stopped) hangUps.add(claimed)
+    if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = options.now()
+    ready.add(lane)
+    if (unread) setTimeout(pump, REREAD_MS).unref()
+    else pump()
+    options.ended()
   }
 
   /**
