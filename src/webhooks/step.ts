@@ -66,8 +66,11 @@ export function createStep(deps: StepDeps) {
   const withoutEnded = createEndedEndpoints(handle)
   /** Local time of the start of the last step that renewed every lease (or, holding none, leased some). */
   let renewedAt = 0
-  /** Attempts queued in lanes of ended endpoints whose ending was not written yet (`endQueued`). */
-  let unended: ClaimedAttempt[] = []
+  /**
+   * Attempts taken out of the lanes of ended endpoints (their account's key revoked or expired, or deleted
+   * or disabled), for the next step to end unsent, with why, rather than send them in turn.
+   */
+  let unqueued: ClaimedAttempt[] = []
   /** The last endpoint a step refilled: the next one starts after it, so every lane gets its turn. */
   let refilledUpTo = 0
 
@@ -102,11 +105,12 @@ export function createStep(deps: StepDeps) {
     // Taken after every read that may fail: what ended is never dropped with a failed plan.
     const ended = lanes.takeEnded()
     const hungUp = lanes.takeHungUp()
+    const toEnd = unqueued
+    unqueued = []
     const more = takeable.length > turn.size
-    const work = { ended, hungUp, startedAt, renew, noneHeld, fan, acquire, idle, wants, more }
-    const due = wants.length > 0 || hungUp.length > 0
-    const owed = ended.length > 0 || unended.length > 0
-    return owed || renew || fan || acquire || due || idle.length > 0 ? work : undefined
+    const work = { ended, hungUp, toEnd, startedAt, renew, noneHeld, fan, acquire, idle, wants, more }
+    const due = wants.length > 0 || hungUp.length > 0 || toEnd.length > 0
+    return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
   type Plan = NonNullable<Awaited<ReturnType<typeof plan>>>
 
@@ -125,7 +129,7 @@ export function createStep(deps: StepDeps) {
       const touched = [
         ...wants.map((want) => want.endpointId),
         ...ended.map((end) => end.claimed.endpoint.id),
-        ...work.hungUp.map((claimed) => claimed.endpoint.id),
+        ...[...work.hungUp, ...work.toEnd].map((claimed) => claimed.endpoint.id),
         ...idle,
       ]
       await leases.lockRows(trx, [...new Set(work.renew ? [...lanes.ids(), ...touched] : touched)])
@@ -133,10 +137,12 @@ export function createStep(deps: StepDeps) {
       // Once a renewal: the lanes of endpoints ended meanwhile (a key revoked or expired) stop sending.
       const closed = work.renew ? (await endpoints.endedIn(trx, held, now)).map((row) => row.id) : []
       const settled = await settler.settleAll(trx, ended, owner, now)
-      // Hung up on: pending again, for whichever instance holds the endpoint (this one, if it still does).
+      // Hung up on, or taken out of a lane whose endpoint ended but turned out fine: pending again, for
+      // whichever instance holds the endpoint (this one, if it still does).
+      const stillOwed = await withoutEnded(trx, work.toEnd, now)
       await claims.release(
         trx,
-        work.hungUp.map((claimed) => claimed.id),
+        [...work.hungUp, ...stillOwed].map((claimed) => claimed.id),
         owner,
       )
       if (work.fan?.kind === 'fan') await fanOut.fanOut(trx, now, work.fan.events)
@@ -165,52 +171,30 @@ export function createStep(deps: StepDeps) {
   async function step(claim: boolean): Promise<StepResult> {
     const work = await plan(claim)
     if (!work) return { busy: false, more: false }
-    // Not written (a deadline, a lost connection): what ended is written by the next step instead, so
-    // no attempt stays held by this dispatcher with nothing to end it.
+    // Not written (a deadline, a lost connection): what ended, and what ended lanes had queued, is written
+    // by the next step instead, so no attempt stays held by this dispatcher with nothing to end it.
     const result = await write(work).catch((error: unknown) => {
       lanes.giveBackEnded(work.ended)
       lanes.putBackHungUp(work.hungUp)
+      unqueued = [...work.toEnd, ...unqueued]
       throw error
     })
     if (work.renew || (work.acquire && work.noneHeld)) renewedAt = work.startedAt
     for (const outcome of result.settled) deps.observe?.settled(outcome)
     const held = new Set(result.held)
     lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
-    // Taken out before anything more may start.
-    const unqueued = lanes.unqueue(result.closed)
+    // Taken out before anything more may start; the next step ends them.
+    unqueued.push(...lanes.unqueue(result.closed))
     lanes.add(result.acquired, work.startedAt)
     lanes.enqueue(result.taken)
-    if (unqueued.length > 0 || unended.length > 0) await endQueued(unqueued)
     const more = work.more || result.acquired.length === ENDPOINTS_PER_STEP
     // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).
     // Passing events over (no endpoint enabled) is no reason to step again sooner than a poll.
     const fanned = work.fan?.kind === 'fan'
-    const busy = work.ended.length > 0 || fanned || result.taken.length > 0 || result.acquired.length > 0
+    // Attempts taken out of ended lanes are ended by the next step, soon.
+    const ends = work.ended.length > 0 || work.toEnd.length > 0 || unqueued.length > 0
+    const busy = ends || fanned || result.taken.length > 0 || result.acquired.length > 0
     return { busy, more }
-  }
-
-  /**
-   * Ends unsent, with why, what the lanes of ended endpoints had queued (their account's key revoked or
-   * expired, or deleted or disabled) rather than sending it in turn; their requests in flight finish and the
-   * lanes are let go once idle. Not written (a lost connection), the attempts are kept (`unended`) for the
-   * next step to try again: they are still this dispatcher's, and it never takes its own again.
-   */
-  async function endQueued(queued: readonly ClaimedAttempt[]): Promise<void> {
-    unended = [...unended, ...queued]
-    const attempts = unended
-    const endpointIds = [...new Set(attempts.map((claimed) => claimed.endpoint.id))]
-    await handle.write(async (trx) => {
-      const now = await databaseNow(handle, trx, clock)
-      // The endpoint rows before their attempts, in id order, as every step and ending takes them.
-      await leases.lockRows(trx, endpointIds)
-      const kept = await withoutEnded(trx, attempts, now)
-      await claims.release(
-        trx,
-        kept.map((claimed) => claimed.id),
-        owner,
-      )
-    })
-    unended = []
   }
 
   return {

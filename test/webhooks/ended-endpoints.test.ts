@@ -106,23 +106,27 @@ async function threeQueued(context: TestContext, wrap?: (handle: DbHandle) => Db
 
 /**
  * A key revoked or expired while its account's attempts wait in a lane's queue (up to 1,000 for a fast
- * endpoint): the next renewal, within RENEW_MS, ends them unsent, with why, rather than sending them in
- * turn; the lane, idle then, is let go as any other.
+ * endpoint): the next renewal, within RENEW_MS, takes them out of the lane, and the step after it, soon,
+ * ends them unsent, with why, rather than sending them in turn; the lane, idle then, is let go as any other.
  */
 it.for([
   ['revoked', { revoked_at: 1 }, "the account's key was revoked"],
   ['expired', { expires_at: 1 }, "the account's key expired on 1970-01-01T00:00:00.001Z"],
 ] as const)(
-  'attempts queued when the key is %s end unsent at the next renewal',
+  'attempts queued when the key is %s are taken out at the next renewal and end unsent',
   async ([, ending, why], context) => {
     const { t, db, account, step, attempts, leaseOwner } = await threeQueued(context)
     await db.updateTable('api_keys').set(ending).where('id', '=', account).execute()
     t.clock.advance(RENEW_MS)
+    // Busy: the dispatcher steps again at once, not after a poll.
+    expect((await step.step(true)).busy).toBe(true)
+    expect(await attempts()).toEqual(
+      Array(3).fill({ status: 'pending', error: null, lease_token: 'host/1/keys' }),
+    )
+    expect(await leaseOwner()).toBe('host/1/keys')
     await step.step(true)
     expect(await attempts()).toEqual(Array(3).fill({ status: 'failed', error: why, lease_token: null }))
     // The lane, idle now, is let go as any other (LINGER_MS: the lanes' clock is behind the test's).
-    expect(await leaseOwner()).toBe('host/1/keys')
-    await step.step(true)
     expect(await leaseOwner()).toBeNull()
   },
 )
@@ -138,8 +142,9 @@ it('attempts whose ending could not be written (a lost connection) are ended by 
   const { t, db, account, step, attempts } = await threeQueued(context, flaky)
   await t.deps.apiKeys.revokeApiKey(account)
   t.clock.advance(RENEW_MS)
-  // The renewal's transaction commits; the one that ends the queued attempts, after it, fails.
-  failAt = writes + 2
+  // The renewal takes the queued attempts out of the lane; the step that ends them fails.
+  await step.step(true)
+  failAt = writes + 1
   await expect(step.step(true)).rejects.toThrow('the connection was lost')
   expect(await attempts()).toEqual(
     Array(3).fill({ status: 'pending', error: null, lease_token: 'host/1/keys' }),
