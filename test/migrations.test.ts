@@ -31,6 +31,20 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+/** Runs `test` on a database of its own (fresh stores), closed and dropped after it. */
+async function onFreshDatabase(test: (db: DbHandle) => Promise<void>): Promise<void> {
+  const own = mkdtempSync(join(tmpdir(), 'petstore-migrations-'))
+  const fresh = await createTestStores(own)
+  const db = await connectDatabase(loadConfig(fresh.env).database, false)
+  try {
+    await test(db)
+  } finally {
+    await db.close()
+    await fresh.drop()
+    rmSync(own, { recursive: true, force: true })
+  }
+}
+
 const KEY = `ps_live_${'k'.repeat(32)}`
 
 test('keys issued before the key-lifecycle migration keep working, and the previous version still writes', async () => {
@@ -66,15 +80,12 @@ test('keys issued before the key-lifecycle migration keep working, and the previ
 })
 
 test("the inventory counts start from the pets already stored, and count the previous version's writes", async () => {
-  const own = mkdtempSync(join(tmpdir(), 'petstore-migrations-'))
-  const fresh = await createTestStores(own)
-  const db = await connectDatabase(loadConfig(fresh.env).database, false)
-  try {
+  await onFreshDatabase(async (db) => {
     expect((await createMigrator(db.db).migrateTo('0005_store_orders')).error).toBeUndefined()
     // The previous version's insert, column for column; two deleted pets and one without a status.
     const insertPet = (status: string | null, deletedAt: number | null = null) => sql`
-      insert into pets (name, category_id, status, created_at, deleted_at)
-      values ('Rex', 1, ${status}, 1, ${deletedAt})`
+    insert into pets (name, category_id, status, created_at, deleted_at)
+    values ('Rex', 1, ${status}, 1, ${deletedAt})`
     for (const status of ['available', 'available', 'pending', 'sold', null])
       await insertPet(status).execute(db.db)
     for (const status of ['available', 'sold']) await insertPet(status, 2).execute(db.db)
@@ -100,25 +111,18 @@ test("the inventory counts start from the pets already stored, and count the pre
     expect(await createInventoryRepository(db).readInventory()).toEqual(expected)
     const rows = await db.db.selectFrom('pet_status_counts').select('status').execute()
     expect(rows.map((row) => row.status).sort()).toEqual(['available', 'sold'])
-  } finally {
-    await db.close()
-    await fresh.drop()
-    rmSync(own, { recursive: true, force: true })
-  }
+  })
 })
 
 test('a secret in its rotation grace before 0008 keeps signing after it', async () => {
-  const own = mkdtempSync(join(tmpdir(), 'petstore-migrations-'))
-  const fresh = await createTestStores(own)
-  const db = await connectDatabase(loadConfig(fresh.env).database, false)
-  try {
+  await onFreshDatabase(async (db) => {
     expect((await createMigrator(db.db).migrateTo('0007_events_webhooks')).error).toBeUndefined()
     await sql`insert into api_keys (key_hash, prefix, name, plan, environment, per_minute, per_day, created_at)
-      values ('h', 'ps_live_kkkk', null, 'pro', 'production', null, null, 1)`.execute(db.db)
+    values ('h', 'ps_live_kkkk', null, 'pro', 'production', null, null, 1)`.execute(db.db)
     // The previous version's rotation, column for column.
     await sql`insert into webhook_endpoints (api_key_id, url, events, status, secret, previous_secret,
-        previous_secret_until, enabled_after_seq, created_at)
-      values (1, 'https://93.184.216.34/', '["*"]', 'enabled', 'whsec_new', 'whsec_old', 99, 0, 1)`.execute(
+      previous_secret_until, enabled_after_seq, created_at)
+    values (1, 'https://93.184.216.34/', '["*"]', 'enabled', 'whsec_new', 'whsec_old', 99, 0, 1)`.execute(
       db.db,
     )
     expect(await migrateToLatest(db.db)).toEqual([
@@ -132,23 +136,16 @@ test('a secret in its rotation grace before 0008 keeps signing after it', async 
       .select('retired_secrets')
       .executeTakeFirstOrThrow()
     expect(JSON.parse(row.retired_secrets)).toEqual([{ secret: 'whsec_old', until: 99 }])
-  } finally {
-    await db.close()
-    await fresh.drop()
-    rmSync(own, { recursive: true, force: true })
-  }
+  })
 })
 
 test('subscriptions kept before 0011 keep the order they were kept in, and the previous version still keeps them', async () => {
-  const own = mkdtempSync(join(tmpdir(), 'petstore-migrations-'))
-  const fresh = await createTestStores(own)
-  const db = await connectDatabase(loadConfig(fresh.env).database, false)
-  try {
+  await onFreshDatabase(async (db) => {
     expect((await createMigrator(db.db).migrateTo('0010_idempotent_responses')).error).toBeUndefined()
     // The previous version's insert, column for column: two PATCHes with no event between them.
     const keep = (events: string) =>
       sql`insert into webhook_subscription_history (endpoint_id, until_seq, events)
-        values (1, 7, ${events})`.execute(db.db)
+      values (1, 7, ${events})`.execute(db.db)
     await keep('["pet.created"]')
     await keep('["pet.deleted"]')
     expect(await migrateToLatest(db.db)).toEqual(['0011_subscription_history_order'])
@@ -166,9 +163,5 @@ test('subscriptions kept before 0011 keep the order they were kept in, and the p
     expect(back.rows.map((row) => row.events).sort()).toEqual(
       ['["order.approved"]', '["order.placed"]', '["pet.created"]', '["pet.deleted"]'].sort(),
     )
-  } finally {
-    await db.close()
-    await fresh.drop()
-    rmSync(own, { recursive: true, force: true })
-  }
+  })
 })
