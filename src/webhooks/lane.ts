@@ -1,8 +1,15 @@
 /**
- * What a lane is (one leased endpoint's queue and requests in flight) and how much it holds: the sizes
- * the dispatcher asks its steps to fill, and the order lanes take turns in. `lanes.ts` runs them.
+ * What a lane is (one leased endpoint's queue and requests in flight), how much it holds (the sizes the
+ * dispatcher asks its steps to fill, the order steps refill lanes in) and the rules its attempts follow (its
+ * cap, which queued attempt goes next, where one put back goes). `lanes.ts` runs them, `turns.ts` orders
+ * their starts.
  */
-import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
+import {
+  type AttemptOutcome,
+  type ClaimedAttempt,
+  MAX_IN_FLIGHT_PER_ENDPOINT,
+} from './attempts.repository.js'
+import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 /** Requests in flight to an endpoint whose circuit is open: one probe at a time until one succeeds. */
 export const OPEN_CIRCUIT_CAP = 1
@@ -49,6 +56,49 @@ export function heldPerEndpoint(lanes: Iterable<Lane>, ended: readonly Ended[]):
   for (const lane of lanes) add(lane.id, lane.queue.length + lane.running.size)
   for (const end of ended) add(end.claimed.endpoint.id, 1)
   return held
+}
+
+/** Requests the lane may have in flight: 4, or 1 while its circuit is open. */
+export const capOf = (lane: Lane): number =>
+  lane.failuresInRow >= CIRCUIT_OPENS_AFTER ? OPEN_CIRCUIT_CAP : MAX_IN_FLIGHT_PER_ENDPOINT
+
+/** Takes the lane's first queued attempt whose event is not in flight to this endpoint already. */
+export function nextOf(lane: Lane): ClaimedAttempt | undefined {
+  const busy = new Set([...lane.running.values()].map((entry) => entry.claimed.event.seq))
+  const index = lane.queue.findIndex((claimed) => !busy.has(claimed.event.seq))
+  return index === -1 ? undefined : lane.queue.splice(index, 1)[0]
+}
+
+/** Back in the lane's queue, ahead of any with a higher id: attempts put back one by one keep their order. */
+export function putBackInOrder(lane: Lane, claimed: ClaimedAttempt): void {
+  const after = lane.queue.findIndex((queued) => queued.id > claimed.id)
+  lane.queue.splice(after === -1 ? lane.queue.length : after, 0, claimed)
+}
+
+/**
+ * Reads whether the attempt is still this instance's (with those queued behind it, which a read may answer
+ * for ahead); a read that throws is a rejection.
+ */
+export function readOwn(
+  options: Pick<LanesOptions, 'isStillOwn'>,
+  claimed: ClaimedAttempt,
+  queued: readonly ClaimedAttempt[],
+): boolean | Promise<boolean> {
+  try {
+    return options.isStillOwn(claimed, queued)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
+/** Requests in flight per account (a metric). */
+export function inFlightPerAccount(lanes: Iterable<Lane>): Map<number, number> {
+  const counts = new Map<number, number>()
+  for (const lane of lanes) {
+    if (lane.running.size > 0)
+      counts.set(lane.accountId, (counts.get(lane.accountId) ?? 0) + lane.running.size)
+  }
+  return counts
 }
 
 /** One attempt in flight, or being checked just before it starts. */

@@ -1,19 +1,21 @@
 import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
-import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import { createHangUps } from './hang-ups.js'
 import {
+  capOf,
   type Ended,
   heldPerEndpoint,
+  inFlightPerAccount,
   type Lane,
   type LanesOptions,
-  OPEN_CIRCUIT_CAP,
+  nextOf,
+  putBackInOrder,
   REREAD_MS,
   type Running,
-  STARTS_PER_TURN,
+  readOwn,
   wantFor,
 } from './lane.js'
 import type { LeasedEndpoint } from './leases.repository.js'
-import { CIRCUIT_OPENS_AFTER } from './schedule.js'
+import { createTurns } from './turns.js'
 
 export type Lanes = ReturnType<typeof createLanes>
 
@@ -32,36 +34,23 @@ export function createLanes(options: LanesOptions) {
   const leaving = new Map<number, Lane>()
   /** Every lane that may have requests in flight: those held and those let go. */
   const everyLane = () => [...lanes.values(), ...leaving.values()]
-  /** Lanes that may start an attempt now, in turn (a lane that started one goes to the back). */
-  const ready = new Set<Lane>()
   let ended: Ended[] = []
   let inFlight = 0
-
-  const capOf = (lane: Lane) =>
-    lane.failuresInRow >= CIRCUIT_OPENS_AFTER ? OPEN_CIRCUIT_CAP : MAX_IN_FLIGHT_PER_ENDPOINT
-
-  /** The first queued attempt whose event is not in flight to this endpoint already. */
-  function nextOf(lane: Lane): ClaimedAttempt | undefined {
-    const busy = new Set([...lane.running.values()].map((entry) => entry.claimed.event.seq))
-    const index = lane.queue.findIndex((claimed) => !busy.has(claimed.event.seq))
-    return index === -1 ? undefined : lane.queue.splice(index, 1)[0]
-  }
+  const turns = createTurns({
+    mayStart: options.mayStart,
+    hasRoom: () => inFlight < options.maxInFlight,
+    startNext(lane) {
+      if (lane.running.size >= capOf(lane) || !lanes.has(lane.id)) return false
+      const claimed = nextOf(lane)
+      if (claimed) start(lane, claimed)
+      return claimed !== undefined
+    },
+  })
+  const pump = turns.pump
 
   const hangUps = createHangUps(options.maxInFlight)
   /** Attempts told `started` (the lag metric, a lane's refill): each once, however often it starts. */
   const startedOnce = new WeakSet<ClaimedAttempt>()
-
-  /**
-   * Reads whether the attempt is still this instance's (with those queued behind it, which a read may
-   * answer for ahead); a read that throws is a rejection.
-   */
-  function readOwn(claimed: ClaimedAttempt, queued: readonly ClaimedAttempt[]): boolean | Promise<boolean> {
-    try {
-      return options.isStillOwn(claimed, queued)
-    } catch (error) {
-      return Promise.reject(error)
-    }
-  }
 
   function start(lane: Lane, claimed: ClaimedAttempt): void {
     const entry = { claimed } as Running
@@ -86,17 +75,15 @@ export function createLanes(options: LanesOptions) {
     // Asked again after a slow lookup: a failed read puts the attempt back, as before it started.
     const stillOwn = async (): Promise<boolean> => {
       try {
-        return await readOwn(claimed, [])
+        return await readOwn(options, claimed, [])
       } catch {
         unreadable()
         return false
       }
     }
-    // Back in the queue, ahead of any with a higher id: attempts put back one by one keep their order.
+    // Back in its queue while the lane is still held.
     const putBack = () => {
-      if (lanes.get(lane.id) !== lane) return undefined
-      const after = lane.queue.findIndex((queued) => queued.id > claimed.id)
-      lane.queue.splice(after === -1 ? lane.queue.length : after, 0, claimed)
+      if (lanes.get(lane.id) === lane) putBackInOrder(lane, claimed)
       return undefined
     }
     // A failed read (a lost connection, a deadline): back in its queue, read again REREAD_MS later.
@@ -104,7 +91,7 @@ export function createLanes(options: LanesOptions) {
       unread = true
       return putBack()
     }
-    const own = readOwn(claimed, lane.queue)
+    const own = readOwn(options, claimed, lane.queue)
     const outcome = typeof own === 'boolean' ? attempt(own) : own.then(attempt, unreadable)
     entry.done = Promise.resolve(outcome).then((outcome) =>
       attemptOver(lane, claimed, outcome, signal, unread),
@@ -132,7 +119,7 @@ export function createLanes(options: LanesOptions) {
       lane.failuresInRow = outcome.error === null ? 0 : lane.failuresInRow + 1
     } else if (outcome && !hangUps.stopped) hangUps.add(claimed)
     if (lane.running.size === 0 && lane.queue.length === 0) lane.idleSince = options.now()
-    ready.add(lane)
+    turns.add(lane)
     if (unread) setTimeout(pump, REREAD_MS).unref()
     else pump()
     options.ended()
@@ -152,45 +139,6 @@ export function createLanes(options: LanesOptions) {
       if (lane.running.size === 0) lane.idleSince ??= options.now()
     }
     return queued
-  }
-
-  let pumpQueued = false
-  /** Pumps again at the next turn of the event loop (once, however often it is asked). */
-  function pumpNextTurn(): void {
-    if (pumpQueued) return
-    pumpQueued = true
-    setImmediate(() => {
-      pumpQueued = false
-      pump()
-    })
-  }
-
-  /**
-   * Starts what may start: lanes in turn, one attempt each per round, while sockets are free, at most
-   * STARTS_PER_TURN before it yields the event loop.
-   */
-  function pump(): void {
-    if (!options.mayStart()) return
-    let started = 0
-    while (inFlight < options.maxInFlight && ready.size > 0) {
-      for (const lane of ready) {
-        if (started >= STARTS_PER_TURN) {
-          pumpNextTurn()
-          return
-        }
-        ready.delete(lane)
-        if (inFlight >= options.maxInFlight) {
-          ready.add(lane)
-          return
-        }
-        if (lane.running.size >= capOf(lane) || !lanes.has(lane.id)) continue
-        const claimed = nextOf(lane)
-        if (!claimed) continue
-        start(lane, claimed)
-        started++
-        ready.add(lane)
-      }
-    }
   }
 
   return {
@@ -222,7 +170,7 @@ export function createLanes(options: LanesOptions) {
           continue
         lane.queue.push(claimed)
         lane.idleSince = undefined
-        ready.add(lane)
+        turns.add(lane)
       }
       pump()
     },
@@ -252,7 +200,7 @@ export function createLanes(options: LanesOptions) {
         const lane = lanes.get(id)
         if (!lane) continue
         lanes.delete(id)
-        ready.delete(lane)
+        turns.delete(lane)
         if (lane.running.size > 0) leaving.set(id, lane)
       }
       return queued
@@ -295,13 +243,6 @@ export function createLanes(options: LanesOptions) {
     /** Aborts every attempt in flight; none is written down (the dispatcher gives them back). */
     abortAll: () => hangUps.abortAll(),
     /** Requests in flight per account (a metric). */
-    inFlightByAccount(): Map<number, number> {
-      const counts = new Map<number, number>()
-      for (const lane of everyLane()) {
-        if (lane.running.size > 0)
-          counts.set(lane.accountId, (counts.get(lane.accountId) ?? 0) + lane.running.size)
-      }
-      return counts
-    },
+    inFlightByAccount: () => inFlightPerAccount(everyLane()),
   }
 }
