@@ -13,12 +13,12 @@ const lane = (id: number): Lane => ({
   startedSinceStep: 0,
 })
 
-/** Turns over lanes that each have `left[id]` attempts to start. */
-function turnsOver(left: Map<number, number>) {
+/** Turns over lanes that each have `left[id]` attempts to start, with `room.sockets` sockets in all. */
+function turnsOver(left: Map<number, number>, room = { sockets: Number.POSITIVE_INFINITY }) {
   const order: number[] = []
   const turns = createTurns({
     mayStart: () => true,
-    hasRoom: () => true,
+    hasRoom: () => order.length < room.sockets,
     startNext(lane) {
       const count = left.get(lane.id) ?? 0
       if (count === 0) return false
@@ -47,6 +47,42 @@ it('lets lanes start one attempt each in turn, however many one of them has, at 
   expect(order).toHaveLength(2 * STARTS_PER_TURN)
   for (let turn = 0; turn < 4; turn++) await nextTurn()
   expect(order).toHaveLength(62)
+})
+
+it('stops when the instance has no free socket; the lane whose turn it was goes first when one frees', () => {
+  const room = { sockets: 3 }
+  const { order, turns } = turnsOver(
+    new Map([
+      [1, 5],
+      [2, 5],
+    ]),
+    room,
+  )
+  const [one, two] = [lane(1), lane(2)]
+  turns.add(one)
+  turns.add(two)
+  turns.pump()
+  expect(order).toEqual([1, 2, 1])
+  room.sockets = 4
+  turns.pump()
+  expect(order).toEqual([1, 2, 1, 2])
+  turns.delete(one)
+  room.sockets = 6
+  turns.pump()
+  expect(order).toEqual([1, 2, 1, 2, 2, 2])
+})
+
+it('shares sockets freed one at a time among every lane with work, none left behind', () => {
+  const room = { sockets: 4 }
+  const left = new Map([1, 2, 3, 4].map((id) => [id, 10]))
+  const { order, turns } = turnsOver(left, room)
+  for (const id of [1, 2, 3, 4]) turns.add(lane(id))
+  turns.pump()
+  for (let freed = 0; freed < 8; freed++) {
+    room.sockets++
+    turns.pump()
+  }
+  expect(order).toEqual([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4])
 })
 
 it('starts nothing while the leases are not surely held', () => {

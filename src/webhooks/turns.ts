@@ -39,11 +39,9 @@ export function createTurns(options: TurnsOptions) {
           pumpNextTurn()
           return
         }
+        // Out of sockets: the lane keeps its place, first when one frees.
+        if (!options.hasRoom()) return
         ready.delete(lane)
-        if (!options.hasRoom()) {
-          ready.add(lane)
-          return
-        }
         if (!options.startNext(lane)) continue
         started++
         ready.add(lane)
