@@ -243,3 +243,30 @@ it('counts what it holds per endpoint until a step takes it to write down: queue
   expect(lanes.takeEnded()).toHaveLength(MAX_IN_FLIGHT_PER_ENDPOINT)
   expect(lanes.held()).toEqual(new Map([[1, 0]]))
 })
+
+it('shares the instance’s sockets among every lane with work as they free one at a time', async () => {
+  const finishers: (() => void)[] = []
+  const startedBy: number[] = []
+  const lanes = lanesWith({
+    maxInFlight: 4,
+    run: (attempt) => {
+      startedBy.push(attempt.endpoint.id)
+      return new Promise((resolve) =>
+        finishers.push(() => resolve({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 })),
+      )
+    },
+  })
+  const endpoints = [1, 2, 3, 4, 5, 6, 7, 8]
+  lanes.add(
+    endpoints.map((id) => ({ id, accountId: id, failuresInRow: 0 })),
+    0,
+  )
+  lanes.enqueue(endpoints.flatMap((id) => [0, 1, 2].map((n) => claimed(100 * id + n, id))))
+  for (let freed = 0; freed < 12; freed++) {
+    finishers.shift()?.()
+    await nextTurn()
+  }
+  expect(startedBy).toHaveLength(16)
+  expect(new Set(startedBy.slice(0, 8))).toEqual(new Set(endpoints))
+  expect(new Set(startedBy.slice(8))).toEqual(new Set(endpoints))
+})
