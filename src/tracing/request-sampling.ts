@@ -73,6 +73,10 @@ declare module 'fastify' {
   }
 }
 
+/** A traced request's part of its hold on the context scope that ends when its answer is being sent. */
+const kAnswered = Symbol('petstore.tracing.answered')
+type Answered = FastifyRequest & { [kAnswered]?: () => void }
+
 /**
  * Head sampling at the door. Whether a request is traced is decided in its first hook, by the same sampler
  * the SDK has, on the same inputs (the caller's `traceparent`, else a new trace id); a request sampled out
@@ -120,39 +124,58 @@ export class RequestSampling {
     }
   }
 
-  /** Registers `decide` as the app's first onRequest hook; call it before @fastify/otel's plugin registers. */
+  /**
+   * Registers `decide` as the app's first onRequest hook, and the end of a traced request's work as an
+   * onSend hook; call it before @fastify/otel's plugin registers.
+   */
   register(app: FastifyInstance): void {
     app.decorateRequest('untracedTraceId', null)
     app.addHook('onRequest', (request, reply, done) => {
       this.decide(request)
-      if (this.pending && this.scope) this.holdUntilClosed(this.scope, request, reply.raw)
+      if (this.pending && this.scope) this.holdUntilDone(this.scope, request, reply.raw)
       done()
+    })
+    app.addHook('onSend', (request: Answered, _reply, payload, done) => {
+      request[kAnswered]?.()
+      done(null, payload)
     })
   }
 
   /**
-   * Holds `scope` until the response closes, or its connection does: on Node 20 a pipelined response
-   * still queued behind another never emits 'close' when its connection drops (http/pipelining.ts).
+   * Holds `scope` until the request's work is done, which is the later of its answer being sent (its
+   * handler and error handler have run: a client that hung up does not cut its handler's context short,
+   * so what a write commits after it still carries the trace) and its response closing, or its connection
+   * (on Node 20 a pipelined response still queued behind another never emits 'close' when its connection
+   * drops: http/pipelining.ts).
    */
-  private holdUntilClosed(
+  private holdUntilDone(
     scope: Pick<ContextScope, 'hold' | 'release'>,
-    request: FastifyRequest,
+    request: Answered,
     response: ServerResponse,
   ): void {
     scope.hold()
     const socket = request.raw.socket
-    let held = true
+    let closed = false
+    let answered = false
+    const releaseWhenDone = () => {
+      if (closed && answered) scope.release()
+    }
     // Once: a connection's 'close' closes the response too, and an emitter calls the listeners it had
     // when the event began, so this may be called again after it took itself off.
-    const release = () => {
-      if (!held) return
-      held = false
-      socket?.off('close', release)
-      response.off('close', release)
-      scope.release()
+    const close = () => {
+      if (closed) return
+      closed = true
+      socket?.off('close', close)
+      response.off('close', close)
+      releaseWhenDone()
     }
-    response.once('close', release)
-    socket?.once('close', release)
+    request[kAnswered] = () => {
+      if (answered) return
+      answered = true
+      releaseWhenDone()
+    }
+    response.once('close', close)
+    socket?.once('close', close)
   }
 
   /** @fastify/otel's `ignorePaths`, asked when a route registers and when a request starts. */
