@@ -32,17 +32,19 @@ const STATIC_FILE_ERRORS: Readonly<
 /** Maps anything thrown while handling a request to the AppError whose body the client gets. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error
+  const fastifyError = error as FastifyError
+  const known = fastifyError.code === undefined ? undefined : FRAMEWORK_ERRORS[fastifyError.code]
+  if (known) return known()
+  // Asked before the database's codes: a body its client cut short (a hang-up, Node's request timeout) is
+  // `aborted` with code ECONNRESET, as a lost database connection is, and Fastify's 400.
+  if (fastifyError.statusCode === 400) return new AppError('invalid_request', 'the request is malformed')
+  const fromFiles = STATIC_FILE_ERRORS[fastifyError.statusCode ?? 0]
+  if (fromFiles) return fromFiles(error as { headers?: Record<string, string> })
   if (isDatabaseUnavailable(error)) {
     return new AppError('unavailable', 'the database is unavailable: retry in a moment', {
       'retry-after': String(UNAVAILABLE_RETRY_AFTER_S),
     })
   }
-  const fastifyError = error as FastifyError
-  const known = fastifyError.code === undefined ? undefined : FRAMEWORK_ERRORS[fastifyError.code]
-  if (known) return known()
-  if (fastifyError.statusCode === 400) return new AppError('invalid_request', 'the request is malformed')
-  const fromFiles = STATIC_FILE_ERRORS[fastifyError.statusCode ?? 0]
-  if (fromFiles) return fromFiles(error as { headers?: Record<string, string> })
   return new AppError(
     'internal_error',
     'something went wrong on our side; the request id identifies it for support',
