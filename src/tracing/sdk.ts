@@ -1,14 +1,14 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { type DiagLogger, DiagLogLevel, diag, type Span, trace } from '@opentelemetry/api'
-import { type ExportResult, ExportResultCode } from '@opentelemetry/core'
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { NodeSDK } from '@opentelemetry/sdk-node'
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TracingConfig } from '../config.js'
+import { redactKeysInTarget } from '../redact-keys.js'
 import { VERSION } from '../version.js'
 import { createContextScope } from './context-scope.js'
+import { guardedExporter } from './export-guard.js'
 import { followingLinks, RequestSampling, samplerOf } from './request-sampling.js'
 import { droppedSpans, useTracer } from './tracing.js'
 
@@ -52,7 +52,7 @@ export function startTracing(config: TracingConfig): StartedTracing {
     sampler: followingLinks(sampler),
     idGenerator: sampling.idGenerator,
     contextManager: scope.contextManager,
-    traceExporter: countingFailures(exporter),
+    traceExporter: guardedExporter(exporter),
     instrumentations: [fastifyOtel],
     // Only traces: no metrics or logs pipelines (Prometheus serves metrics, pino the logs).
     metricReaders: [],
@@ -74,18 +74,25 @@ export function startTracing(config: TracingConfig): StartedTracing {
   }
 }
 
-const isProbe = (url: string) => url === '/metrics' || url === '/healthz' || url === '/readyz'
+/** The probes and /metrics, whatever query follows. */
+const isProbe = (url: string) => {
+  const query = url.indexOf('?')
+  const path = query === -1 ? url : url.slice(0, query)
+  return path === '/metrics' || path === '/healthz' || path === '/readyz'
+}
 
 /**
  * The SERVER span's name is the route template (`GET /v1/pets/{petId}` style, as Fastify spells it:
- * `/v1/pets/:petId`), never the raw target; `url.path` loses its query string (a page token, a filter).
+ * `/v1/pets/:petId`), never the raw target; `url.path` loses its query string (a page token, a filter)
+ * and anything spelling a key (sent in the path by mistake), percent-encoded or not.
  */
 function nameByRoute(span: Span, request: FastifyRequest): void {
   if (!span.isRecording()) return
   const route = request.routeOptions.url
   span.updateName(route === undefined ? request.method : `${request.method} ${route}`)
   const query = request.url.indexOf('?')
-  if (query !== -1) span.setAttribute('url.path', request.url.slice(0, query))
+  const path = redactKeysInTarget(query === -1 ? request.url : request.url.slice(0, query))
+  if (path !== request.url) span.setAttribute('url.path', path)
 }
 
 /**
@@ -103,20 +110,6 @@ function nameHandlerByOperation(span: Span, info: { hookName: string; request: F
   }
   span.updateName(`${info.hookName} ${name}`)
   span.setAttribute('hook.callback.name', name)
-}
-
-/** The exporter, counting the spans of every batch it failed to deliver (after its own retries). */
-function countingFailures(exporter: SpanExporter): SpanExporter {
-  return {
-    export(spans: ReadableSpan[], done: (result: ExportResult) => void) {
-      exporter.export(spans, (result) => {
-        if (result.code !== ExportResultCode.SUCCESS) droppedSpans.export_failed += spans.length
-        done(result)
-      })
-    },
-    shutdown: () => exporter.shutdown(),
-    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
-  }
 }
 
 /** The batch processor says how many spans a full queue dropped only in this warning: it is counted. */

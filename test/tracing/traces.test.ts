@@ -226,6 +226,8 @@ describe('requests', () => {
       'petstore.key.id': limited.id,
       'petstore.rate_limit.decision': 'limited',
     })
+    // A 4xx is the client's: the SERVER span is not an error (HTTP semantic conventions).
+    expect(span.status.code ?? 0).toBe(0)
     // Under it: the key's lookup and, on Redis, the limiter's call; never the handler nor its statements.
     const below = await underWhenThere(span, onServices ? 'redis rate-limit' : 'cache api key')
     expect(below.map((child) => child.name)).toContain('cache api key')
@@ -321,7 +323,28 @@ describe('webhooks', () => {
   })
 })
 
+test('the probes are not traced, whatever query follows them', async () => {
+  expect((await fetch(`${base()}/healthz?probe=1`)).status).toBe(200)
+  expect((await fetch(`${base()}/readyz?probe=1`)).status).toBe(200)
+  // Spans are exported in the order they end: one that ended after the probes marks that theirs came.
+  await serverSpanOf(await call('/v1/pets?limit=1'))
+  const probes = otlp.spans.filter((span) => /^\/(healthz|readyz)/.test(String(span.attributes['url.path'])))
+  expect(probes).toEqual([])
+})
+
 test('no API key, key hash or webhook secret is in any span, attribute or resource', async () => {
+  // A key sent where it does not belong, as a client's mistake would: in the path (plain and
+  // percent-encoded), as a body's field name, in the query; each answered with a 4xx whose error says why.
+  const encoded = key.replaceAll('_', '%5F')
+  const misplaced = [
+    await call(`/v1/nothing/${key}`),
+    await call(`/v1/pets/${key}`),
+    await call(`/v1/nothing/${encoded}`),
+    await call('/v1/pets', { method: 'POST', body: { name: 'Keyed', categoryId: 1, [key]: 1 } }),
+    await call(`/v1/pets?token=${key}`),
+  ]
+  expect(misplaced.map((response) => response.status)).toEqual([404, 400, 404, 400, 200])
+  for (const response of misplaced) await serverSpanOf(response)
   await call('/v1/pets')
   await otlp.waitFor((spans) => spans.length > 0)
   // Every byte as exported (protobuf keeps strings as UTF-8), and every value as decoded.
