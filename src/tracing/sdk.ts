@@ -1,5 +1,6 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { type DiagLogger, DiagLogLevel, diag, type Span, trace } from '@opentelemetry/api'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { NodeSDK } from '@opentelemetry/sdk-node'
@@ -59,7 +60,7 @@ export function startTracing(config: TracingConfig): StartedTracing {
     logRecordProcessors: [],
   })
   sdk.start()
-  useTracer(trace.getTracer('petstore', VERSION), scope)
+  useTracer(trace.getTracer('petstore', VERSION), scope, new W3CTraceContextPropagator())
   const diagnostics: { logger?: { warn(object: object, message: string): void } } = {}
   diag.setLogger(countingQueueDrops(diagnostics), DiagLogLevel.WARN)
   return {

@@ -1,8 +1,9 @@
-import { context, type Sampler, trace } from '@opentelemetry/api'
+import { context, propagation, type Sampler, trace } from '@opentelemetry/api'
+import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { NodeSDK, tracing as sdkTracing } from '@opentelemetry/sdk-node'
 import { SamplingDecision } from '@opentelemetry/sdk-trace-base'
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
-import { inSpan, useTracer } from './tracing.js'
+import { currentTraceParent, inSpan, linksTo, useTracer } from './tracing.js'
 
 const exporter = new sdkTracing.InMemorySpanExporter()
 /** Keeps the spans whose `keep` attribute is true, and every child of a kept one. */
@@ -73,4 +74,27 @@ it('a root span the sampler drops gets no span and no context, and holds nothing
   expect(holds.calls).toBe(calls)
   await new Promise((resolve) => setTimeout(resolve, 50))
   expect(exporter.getFinishedSpans()).toEqual([])
+})
+
+it('keeps an event’s trace context as a W3C traceparent whatever propagator requests use (OTEL_PROPAGATORS)', async () => {
+  // As sdk.ts does; the global propagator then writes no traceparent (OTEL_PROPAGATORS=b3, say).
+  useTracer(trace.getTracer('test'), scope, new W3CTraceContextPropagator())
+  propagation.disable()
+  expect(propagation.setGlobalPropagator(new CompositePropagator({ propagators: [] }))).toBe(true)
+  try {
+    const kept = await inSpan(
+      'change',
+      { keep: true },
+      async (span) => ({ span, kept: currentTraceParent() }),
+      {
+        root: true,
+      },
+    )
+    const ids = kept.span?.spanContext()
+    expect(kept.kept).toBe(`00-${ids?.traceId}-${ids?.spanId}-01`)
+    expect(linksTo([kept.kept]).map((link) => link.context.spanId)).toEqual([ids?.spanId])
+  } finally {
+    propagation.disable()
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator())
+  }
 })

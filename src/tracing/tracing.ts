@@ -2,12 +2,15 @@ import {
   type Attributes,
   type Context,
   context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
   type Link,
   propagation,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
+  type TextMapPropagator,
   type Tracer,
   trace,
 } from '@opentelemetry/api'
@@ -23,10 +26,22 @@ let tracer: Tracer | undefined
 /** Held while a sampled root span's work runs (context-scope.ts); none in tests that bring their own SDK. */
 let scope: Pick<ContextScope, 'hold' | 'release'> | undefined
 
+/**
+ * How a kept trace context is written and read back (an event's `trace_parent`): W3C Trace Context, whatever
+ * OTEL_PROPAGATORS makes of requests' headers (with `b3` alone, the global propagator writes no
+ * `traceparent`, and the webhooks would lose their links). The global one until sdk.ts gives it.
+ */
+let keptContext: TextMapPropagator = propagation
+
 /** Called once by sdk.ts when the SDK has started. */
-export function useTracer(started: Tracer, contextScope?: Pick<ContextScope, 'hold' | 'release'>): void {
+export function useTracer(
+  started: Tracer,
+  contextScope?: Pick<ContextScope, 'hold' | 'release'>,
+  traceContext?: TextMapPropagator,
+): void {
   tracer = started
   scope = contextScope
+  if (traceContext) keptContext = traceContext
 }
 
 export function tracingEnabled(): boolean {
@@ -158,7 +173,7 @@ export function annotate(attributes: Attributes, within: Context = context.activ
 export function currentTraceParent(): string | null {
   if (!tracer) return null
   const carrier: { traceparent?: string } = {}
-  propagation.inject(context.active(), carrier)
+  keptContext.inject(context.active(), carrier, defaultTextMapSetter)
   return carrier.traceparent ?? null
 }
 
@@ -168,7 +183,9 @@ export function linksTo(traceParents: readonly (string | null | undefined)[]): L
   if (!tracer) return links
   for (const traceparent of traceParents) {
     if (!traceparent) continue
-    const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }))
+    const spanContext = trace.getSpanContext(
+      keptContext.extract(ROOT_CONTEXT, { traceparent }, defaultTextMapGetter),
+    )
     if (spanContext) links.push({ context: spanContext })
   }
   return links
