@@ -8,10 +8,17 @@ import { createDeps, type Deps, type DepsOptions } from './deps.js'
 import { drain } from './http/drain.js'
 import { registerMetricsRoute } from './http/metrics.js'
 import { listenStartupError } from './startup-errors.js'
+import { TRACES_FLUSH_FLOOR_MS } from './tracing/tracing.js'
 import { createDispatcher } from './webhooks/dispatcher.js'
 import type { Dispatcher } from './webhooks/dispatcher.port.js'
 import { startDispatcherThread, THREAD_AVAILABLE } from './webhooks/dispatcher-thread.js'
 import { createQueueProbe } from './webhooks/queue-probe.js'
+
+/**
+ * After the drain, how long a handle that outlives it (an export still waiting on a collector that does
+ * not answer) may keep the process before it exits anyway.
+ */
+const EXIT_GRACE_MS = 200
 
 export interface RunningServer {
   app: FastifyInstance
@@ -69,7 +76,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   } catch (error) {
     await Promise.allSettled([dispatcher.stop(0), ...servers.map((server) => server.close())])
     await deps.close()
-    await tracing?.shutdown()
+    await tracing?.shutdown(TRACES_FLUSH_FLOOR_MS)
     release()
     throw error
   }
@@ -78,6 +85,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     deps,
     dispatcher,
     close: async () => {
+      const budgetEnds = Date.now() + config.drainSeconds * 1000
       // Requests and webhook attempts in flight share the drain budget; then the stores close.
       await Promise.all([
         drain(app, config.drainSeconds * 1000, deps.logger),
@@ -85,8 +93,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         ...servers.slice(1).map((server) => server.close()),
       ])
       await deps.close()
-      // The spans of the drain itself included; an unreachable collector costs at most its export timeout.
-      await tracing?.shutdown()
+      // The spans of the drain itself included, in what is left of the budget (never less than a moment).
+      await tracing?.shutdown(Math.max(budgetEnds - Date.now(), TRACES_FLUSH_FLOOR_MS))
       release()
     },
   }
@@ -131,4 +139,6 @@ export async function serveUntilSignalled(
   const signal = await signalled
   server.app.log.info({ signal }, 'shutting down: finishing in-flight requests')
   await server.close()
+  // Unreferenced: it fires only if something still holds the process once the drain is done.
+  setTimeout(() => process.exit(), EXIT_GRACE_MS).unref()
 }

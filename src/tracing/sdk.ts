@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { type DiagLogger, DiagLogLevel, diag, type Span, trace } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
@@ -22,8 +23,11 @@ export interface StartedTracing {
   instrument(app: FastifyInstance): Promise<void>
   /** Where the SDK's own warnings go (an export that failed, spans dropped): the service's logger. */
   logTo(logger: { warn(object: object, message: string): void }): void
-  /** Exports what is still queued, within the drain budget; spans still queued after it are lost. */
-  shutdown(): Promise<void>
+  /**
+   * Exports what is still queued, for at most `withinMs` (what is left of the drain budget): a collector
+   * that does not answer by then loses those spans (logged), not the process's exit.
+   */
+  shutdown(withinMs: number): Promise<void>
 }
 
 /**
@@ -71,7 +75,18 @@ export function startTracing(config: TracingConfig): StartedTracing {
     logTo: (logger) => {
       diagnostics.logger = logger
     },
-    shutdown: () => sdk.shutdown(),
+    shutdown: async (withinMs) => {
+      const flushed = sdk.shutdown().then(
+        () => true,
+        () => true,
+      )
+      const late = setTimeout(withinMs, false, { ref: false })
+      if (!(await Promise.race([flushed, late])))
+        diagnostics.logger?.warn(
+          { withinMs },
+          'tracing: the spans still queued at shutdown were not exported in time',
+        )
+    },
   }
 }
 

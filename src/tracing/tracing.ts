@@ -48,6 +48,9 @@ export function tracingEnabled(): boolean {
   return tracer !== undefined
 }
 
+/** The least time the spans still queued at shutdown get, even when the drain used the whole budget. */
+export const TRACES_FLUSH_FLOOR_MS = 1_000
+
 /** Spans whose export was given up, by why: counted here, exposed by /metrics (http/metrics.ts). */
 export const droppedSpans = { export_failed: 0, queue_full: 0 }
 

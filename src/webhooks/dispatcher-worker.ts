@@ -10,7 +10,7 @@ import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
 import { connectDatabase } from '../db/connect.js'
 import { createLogger } from '../logger.js'
-import { droppedSpans } from '../tracing/tracing.js'
+import { droppedSpans, TRACES_FLUSH_FLOOR_MS } from '../tracing/tracing.js'
 import { addressRulesOf } from './address.js'
 import { createDispatcher } from './dispatcher.js'
 import {
@@ -84,11 +84,13 @@ port.on('message', (message: FromMain) => {
 
 /** Stops the dispatcher, reports a last time, closes the database and the SDK, then ends the thread. */
 async function stop(deadlineMs: number): Promise<void> {
+  const budgetEnds = Date.now() + deadlineMs
   await dispatcher.stop(deadlineMs)
   clearInterval(reporting)
   sendReport()
   await handle.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the database failed'))
-  await tracing?.shutdown()
+  // What is left of the budget, or a moment: the main thread waits for this one before its own flush.
+  await tracing?.shutdown(Math.max(budgetEnds - Date.now(), TRACES_FLUSH_FLOOR_MS))
   // In a worker, this ends the thread (its logger writes what it holds on 'exit'), not the process.
   process.exit(0)
 }

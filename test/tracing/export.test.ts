@@ -125,6 +125,29 @@ test('a collector that takes the connection and never answers: the queue fills, 
   }
 })
 
+test('SIGTERM with a collector that never answers: the process exits within its drain budget', async () => {
+  const hung = createServer(() => {})
+  await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve))
+  try {
+    const { service, listPets } = await serve({
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(hung.address() as AddressInfo).port}`,
+      // An export waits up to 30 s for an answer; the drain's budget is 2 s.
+      OTEL_EXPORTER_OTLP_TIMEOUT: '30000',
+      OTEL_BSP_SCHEDULE_DELAY: '60000',
+      PETSTORE_DRAIN_SECONDS: '2',
+    })
+    expect((await listPets()).status).toBe(200)
+    const signalled = Date.now()
+    service.child.kill('SIGTERM')
+    expect(await service.exited).toBe(0)
+    // The budget, the least a flush gets, and the time to start and stop a process on a busy machine.
+    expect(Date.now() - signalled).toBeLessThan(2_000 + 1_000 + 5_000)
+  } finally {
+    hung.closeAllConnections()
+    hung.close()
+  }
+})
+
 test('with tracing off no OpenTelemetry SDK module is loaded, and none is asked for', async () => {
   const loaded = () =>
     Object.keys(createRequire(import.meta.url).cache).filter((path) =>
