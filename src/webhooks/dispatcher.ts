@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
+import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import type { AddressRules } from './address.js'
 import { makeAttempt, RECHECK_AFTER_LOOKUP_MS } from './attempt.js'
@@ -173,7 +174,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         const queued = lanes.remove(ids)
         const back = [...queued, ...unfinished.map((entry) => entry.claimed)].map((claimed) => claimed.id)
         await handle.write(async (trx) => {
-          await leases.release(trx, owner, ids)
+          await leases.release(trx, owner, ids, await databaseNow(handle, trx, clock))
           await claims.release(trx, back, owner)
         })
       }

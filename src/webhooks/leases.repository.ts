@@ -161,12 +161,16 @@ export function createLeasesRepository(handle: DbHandle) {
         .forUpdate()
         .execute()
     },
-    /** Lets endpoints go: free for any dispatcher at once. */
-    async release(trx: Db, owner: string, ids: readonly number[]): Promise<void> {
+    /**
+     * Lets endpoints go: free for any dispatcher at once, their lease lapsed a moment before `now`. The
+     * time stays: `acquire` takes the longest unleased first, so one let go waits behind those that waited
+     * longer (with no time it tied with the never leased, and the lowest id won every time).
+     */
+    async release(trx: Db, owner: string, ids: readonly number[], now: number): Promise<void> {
       if (ids.length === 0) return
       await trx
         .updateTable('webhook_endpoints')
-        .set({ lease_owner: null, lease_until: null })
+        .set({ lease_owner: null, lease_until: now - 1 })
         .where('id', 'in', [...ids])
         .where('lease_owner', '=', owner)
         .execute()

@@ -159,7 +159,7 @@ export function createStep(deps: StepDeps) {
       )
       const withWork = new Set(taken.map((claimed) => claimed.endpoint.id))
       const letGo = idle.filter((id) => stillHeld.has(id) && !withWork.has(id))
-      await leases.release(trx, owner, letGo)
+      await leases.release(trx, owner, letGo, now)
       return { held, closed, settled, acquired, taken, letGo }
     })
   }

@@ -1,0 +1,53 @@
+import { expect, it } from 'vitest'
+import { createLeasesRepository } from '../../src/webhooks/leases.repository.js'
+import { build } from '../helpers.js'
+import { endpointRow, eventRow, insertEndpointRows } from './harness.js'
+
+/**
+ * Endpoints are leased the longest unleased first: one let go waits behind those that waited longer, so
+ * when fewer leases are free than endpoints with work (an instance at its cap, several instances), every
+ * endpoint gets its turn. A release that forgot when it ended made a let-go endpoint tie with those never
+ * leased, and the lowest id won every round.
+ */
+it('leases endpoints with work in turn, one let go behind those that waited longer', async (context) => {
+  const t = await build(context)
+  const handle = t.deps.database
+  const { db } = handle
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const start = t.clock.now()
+  await insertEndpointRows(
+    db,
+    [1, 2, 3].map((n) => endpointRow(account, `https://e${n}.example/`, '["pet.*"]', start)),
+  )
+  const { seq } = await db
+    .insertInto('events')
+    .values({ ...eventRow(start), fanned_out: 1 })
+    .returning('seq')
+    .executeTakeFirstOrThrow()
+  const ids = (await db.selectFrom('webhook_endpoints').select('id').orderBy('id').execute()).map(
+    (row) => row.id,
+  )
+  await db
+    .insertInto('webhook_attempts')
+    .values(
+      ids.map((id) => ({
+        event_seq: seq,
+        endpoint_id: id,
+        attempt: 1,
+        status: 'pending',
+        due_at: start,
+        at: start,
+      })),
+    )
+    .execute()
+  const leases = createLeasesRepository(handle)
+  const owner = 'host/1/turns'
+  const leasedInTurn: number[] = []
+  for (let round = 0; round < 6; round++) {
+    const now = start + 1_000 * (round + 1)
+    const leased = await handle.write((trx) => leases.acquire(trx, { owner, now, leaseMs: 5_000, limit: 1 }))
+    leasedInTurn.push(...leased.map((endpoint) => endpoint.id))
+    await handle.write((trx) => leases.release(trx, owner, leasedInTurn.slice(-1), now + 500))
+  }
+  expect(leasedInTurn).toEqual([...ids, ...ids])
+})
