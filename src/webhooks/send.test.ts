@@ -7,7 +7,7 @@ import {
 } from 'node:http'
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createAgentPool, postWebhook, type WebhookRequest } from './send.js'
+import { createAgentPool, MAX_POOLS, postWebhook, type WebhookRequest } from './send.js'
 
 interface Received {
   method: string | undefined
@@ -230,6 +230,29 @@ describe('createAgentPool', () => {
     }
     // One connection for the three: the answer was read to its end each time, so the socket went back.
     expect(new Set(ports).size).toBe(1)
+    pool.destroy()
+  })
+
+  it('beyond MAX_POOLS closes the pool used longest ago, and lets its requests in flight finish', async () => {
+    const receiver = await startReceiver((res) => {
+      setTimeout(() => res.writeHead(204).end(), 300)
+    })
+    const pool = createAgentPool({ timeoutMs: 5000 })
+    const loopback = { address: '127.0.0.1', family: 4 } as const
+    const busy = new URL(`http://busy.test:${receiver.port}/in`)
+    const used = new URL(`http://used.test:${receiver.port}/in`)
+    const usedAgent = pool.agentFor(2, used, loopback)
+    const inFlight = postWebhook(webhookTo(busy.href, { agent: pool.agentFor(1, busy, loopback) }))
+    // Another endpoint whose name answers a new address at every lookup: a pool for each.
+    const churn = new URL(`http://churn.test:${receiver.port}/`)
+    for (let n = 0; n < MAX_POOLS - 2; n++)
+      pool.agentFor(3, churn, { address: `2001:db8::${n.toString(16)}`, family: 6 })
+    // Used again just now: not the one used longest ago any more.
+    expect(pool.agentFor(2, used, loopback)).toBe(usedAgent)
+    // Two more: the busy endpoint's pool (the oldest) goes, then the churning endpoint's first.
+    for (let n = 0; n < 2; n++) pool.agentFor(3, churn, { address: `2001:db8:1::${n}`, family: 6 })
+    expect(await inFlight).toMatchObject({ httpStatus: 204, error: null })
+    expect(pool.agentFor(2, used, loopback)).toBe(usedAgent)
     pool.destroy()
   })
 

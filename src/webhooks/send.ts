@@ -113,8 +113,11 @@ function connectionsTo(url: URL, address: ResolvedAddress, connectTimeoutMs: num
   })
 }
 
-/** Endpoints-at-addresses whose connections are kept alive at once; the oldest is closed beyond. */
-const MAX_POOLS = 2_048
+/**
+ * Endpoints-at-addresses whose connections are kept alive at once; beyond, the one used longest ago is
+ * closed (its requests in flight finish first).
+ */
+export const MAX_POOLS = 2_048
 /** Connections per endpoint (an endpoint has at most 4 requests in flight). */
 export const CONNECTIONS_PER_ENDPOINT = 4
 
@@ -130,10 +133,17 @@ export function createAgentPool(options: { timeoutMs: number }) {
     agentFor(endpointId: number, url: URL, address: ResolvedAddress): Pool {
       const key = `${endpointId} ${url.origin} ${address.address}`
       const known = pools.get(key)
-      if (known) return known
+      if (known) {
+        // Last in the map's order: the first is always the one used longest ago.
+        pools.delete(key)
+        pools.set(key, known)
+        return known
+      }
       const oldest = pools.size >= MAX_POOLS ? pools.keys().next().value : undefined
       if (oldest !== undefined) {
-        void pools.get(oldest)?.destroy()
+        // Closed, not destroyed: an endpoint whose name keeps answering new addresses (each a pool of its
+        // own) must not cut another endpoint's requests in flight, nor open its circuit with the failures.
+        void pools.get(oldest)?.close()
         pools.delete(oldest)
       }
       const pool = connectionsTo(url, address, options.timeoutMs)
