@@ -151,7 +151,7 @@ it('asked again after a slow lookup: writes nothing for an attempt no longer its
   expect(started).toEqual([1, 2])
 })
 
-it('asks, for a lane that started many attempts since the last step, for enough to last STEPS_QUEUED steps', async () => {
+it('asks, for a lane that started many attempts since the last step (or waited for its turn since), for enough to last STEPS_QUEUED steps', async () => {
   let started = 0
   const lanes = lanesWith({
     started: () => {
@@ -162,9 +162,14 @@ it('asks, for a lane that started many attempts since the last step, for enough 
   expect(lanes.wants()).toEqual([{ endpointId: 1, count: QUEUE_SIZE }])
   lanes.enqueue(Array.from({ length: 300 }, (_, index) => claimed(index + 1, 1)))
   await vi.waitFor(() => expect(started).toBe(300), { timeout: 5_000, interval: 5 })
-  // 300 started since the last step: STEPS_QUEUED × 300 = 1,200, so MAX_QUEUE_SIZE.
+  // 300 started since the last step: STEPS_QUEUED × 300 = 1,200, so MAX_QUEUE_SIZE; asking changes nothing.
   expect(lanes.wants()).toEqual([{ endpointId: 1, count: MAX_QUEUE_SIZE }])
-  // Nothing started since: back to QUEUE_SIZE.
+  expect(lanes.wants()).toEqual([{ endpointId: 1, count: MAX_QUEUE_SIZE }])
+  // A step planned that left it for a later step's turn: still counted, still as much.
+  lanes.counted(new Set([1]))
+  expect(lanes.wants()).toEqual([{ endpointId: 1, count: MAX_QUEUE_SIZE }])
+  // Its turn came (or it was not running low): counted again from nothing, so back to QUEUE_SIZE.
+  lanes.counted(new Set())
   expect(lanes.wants()).toEqual([{ endpointId: 1, count: QUEUE_SIZE }])
 })
 

@@ -174,15 +174,25 @@ export function createLanes(options: LanesOptions) {
       }
       pump()
     },
-    /** How many attempts each lane should be sent to fill its queue (only lanes running low). */
+    /**
+     * How many attempts each lane should be sent to fill its queue (only lanes running low), by what it
+     * started since the step before, or since it was last refilled when it waits for its turn.
+     */
     wants(): { endpointId: number; count: number }[] {
       const wants = []
       for (const lane of lanes.values()) {
         const count = wantFor(lane.queue.length, lane.startedSinceStep)
-        lane.startedSinceStep = 0
         if (count > 0) wants.push({ endpointId: lane.id, count })
       }
       return wants
+    },
+    /**
+     * A step planned: each lane's count of attempts started begins again, but those of lanes running low
+     * whose turn to be refilled is a later step's (`waiting`): their queue, once refilled, must cover the
+     * time they waited too.
+     */
+    counted(waiting: ReadonlySet<number>): void {
+      for (const lane of lanes.values()) if (!waiting.has(lane.id)) lane.startedSinceStep = 0
     },
     /** Lanes with nothing queued nor in flight since before `before`. */
     idleSince(before: number): number[] {

@@ -99,6 +99,7 @@ export function createStep(deps: StepDeps) {
     const turn = new Set(inTurn(takeable, refilledUpTo, ENDPOINTS_PER_STEP))
     refilledUpTo = [...turn].at(-1) ?? refilledUpTo
     const wants = low.filter((want) => turn.has(want.endpointId))
+    lanes.counted(new Set(low.filter((want) => !turn.has(want.endpointId)).map((want) => want.endpointId)))
     // A lane with attempts to take is not let go, even when its turn to refill is a later step's.
     const toTake = new Set(takeable)
     const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !toTake.has(id))
