@@ -275,3 +275,12 @@ it('shares the instance’s sockets among every lane with work as they free one 
   expect(new Set(startedBy.slice(0, 8))).toEqual(new Set(endpoints))
   expect(new Set(startedBy.slice(8))).toEqual(new Set(endpoints))
 })
+
+it('queues an attempt once, however often a step hands it over (in one refill or in two)', async () => {
+  const { started, lanes } = lanesThatNeverEnd({ maxInFlight: 0 })
+  lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
+  lanes.enqueue([claimed(1, 1), claimed(2, 1), claimed(1, 1)])
+  lanes.enqueue([claimed(2, 1), claimed(3, 1)])
+  expect(lanes.held()).toEqual(new Map([[1, 3]]))
+  expect(started).toEqual([])
+})

@@ -164,10 +164,15 @@ export function createLanes(options: LanesOptions) {
     },
     /** Queues attempts taken for these lanes and starts what may start. */
     enqueue(taken: readonly ClaimedAttempt[]): void {
+      // Each lane's queued ids read once per call: a refill of 1,000 to 100 lanes is 100,000 attempts.
+      const queuedIn = new Map<Lane, Set<number>>()
       for (const claimed of taken) {
         const lane = lanes.get(claimed.endpoint.id)
-        if (!lane || lane.running.has(claimed.id) || lane.queue.some((queued) => queued.id === claimed.id))
-          continue
+        if (!lane || lane.running.has(claimed.id)) continue
+        const queued = queuedIn.get(lane) ?? new Set(lane.queue.map((attempt) => attempt.id))
+        queuedIn.set(lane, queued)
+        if (queued.has(claimed.id)) continue
+        queued.add(claimed.id)
         lane.queue.push(claimed)
         lane.idleSince = undefined
         turns.add(lane)
