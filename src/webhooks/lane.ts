@@ -9,10 +9,14 @@ import {
   type ClaimedAttempt,
   MAX_IN_FLIGHT_PER_ENDPOINT,
 } from './attempts.repository.js'
+import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
+import type { LeasedEndpoint } from './leases.repository.js'
 import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 /** Requests in flight to an endpoint whose circuit is open: one probe at a time until one succeeds. */
 export const OPEN_CIRCUIT_CAP = 1
+/** Requests in flight for one account's endpoints at most: its 10 endpoints' 4 places, deleted ones included. */
+export const MAX_IN_FLIGHT_PER_ACCOUNT = MAX_ENDPOINTS_PER_ACCOUNT * MAX_IN_FLIGHT_PER_ENDPOINT
 /**
  * Attempts a lane keeps queued (taken from the database in one statement for all lanes): QUEUE_SIZE, or
  * for a lane that started more than a quarter of that since the step before, STEPS_QUEUED times what it
@@ -38,6 +42,35 @@ export const REREAD_MS = 100
 export function wantFor(queued: number, started = 0): number {
   const size = Math.min(MAX_QUEUE_SIZE, Math.max(QUEUE_SIZE, STEPS_QUEUED * started))
   return queued < size / 2 ? size - queued : 0
+}
+
+/**
+ * How many attempts each lane should be sent to fill its queue (only lanes running low), by what it started
+ * since the step before, or since it was last refilled when it waits for its turn (`lanes.counted`).
+ */
+export function wantsOf(lanes: Iterable<Lane>): { endpointId: number; count: number }[] {
+  const wants = []
+  for (const lane of lanes) {
+    if (lane.rotating) continue
+    const count = wantFor(lane.queue.length, lane.startedSinceStep)
+    if (count > 0) wants.push({ endpointId: lane.id, count })
+  }
+  return wants
+}
+
+/** Up to `count` lanes leased before `before` and not rotating yet, the longest held first. */
+export function longestHeld(lanes: Iterable<Lane>, before: number, count: number): Lane[] {
+  return [...lanes]
+    .filter((lane) => !lane.rotating && lane.leasedAt <= before)
+    .sort((a, b) => a.leasedAt - b.leasedAt)
+    .slice(0, count)
+}
+
+/** Lanes with nothing queued nor in flight since before `before`, or at all for those making room. */
+export function idleBefore(lanes: Iterable<Lane>, before: number): number[] {
+  return [...lanes]
+    .filter((lane) => lane.idleSince !== undefined && (lane.rotating || lane.idleSince <= before))
+    .map((lane) => lane.id)
 }
 
 /** Up to `count` of `ids` (in id order), from the first after `after` round to the start: lanes in turn. */
@@ -91,15 +124,16 @@ export function readOwn(
   }
 }
 
-/** Requests in flight per account (a metric). */
-export function inFlightPerAccount(lanes: Iterable<Lane>): Map<number, number> {
-  const counts = new Map<number, number>()
-  for (const lane of lanes) {
-    if (lane.running.size > 0)
-      counts.set(lane.accountId, (counts.get(lane.accountId) ?? 0) + lane.running.size)
-  }
-  return counts
-}
+/** The lane of an endpoint just leased: nothing queued, nothing in flight. */
+export const laneFor = (endpoint: LeasedEndpoint, now: number): Lane => ({
+  ...endpoint,
+  queue: [],
+  running: new Map(),
+  idleSince: now,
+  startedSinceStep: 0,
+  leasedAt: now,
+  rotating: false,
+})
 
 /** One attempt in flight, or being checked just before it starts. */
 export interface Running {
@@ -124,6 +158,10 @@ export interface Lane {
   idleSince: number | undefined
   /** Attempts started since the last step asked what it wants (`wants`): its queue's size follows it. */
   startedSinceStep: number
+  /** When it was leased (the step's clock). */
+  leasedAt: number
+  /** Making room for endpoints that wait (`lanes.rotate`): refilled no more, let go once idle. */
+  rotating: boolean
 }
 
 export interface LanesOptions {

@@ -1,7 +1,14 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
 import { expect, it, vi } from 'vitest'
 import { type ClaimedAttempt, MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
-import { type LanesOptions, MAX_QUEUE_SIZE, QUEUE_SIZE, REREAD_MS, STARTS_PER_TURN } from './lane.js'
+import {
+  type LanesOptions,
+  MAX_IN_FLIGHT_PER_ACCOUNT,
+  MAX_QUEUE_SIZE,
+  QUEUE_SIZE,
+  REREAD_MS,
+  STARTS_PER_TURN,
+} from './lane.js'
 import { createLanes } from './lanes.js'
 
 const claimed = (id: number, endpointId: number): ClaimedAttempt => ({
@@ -283,4 +290,56 @@ it('queues an attempt once, however often a step hands it over (in one refill or
   lanes.enqueue([claimed(2, 1), claimed(3, 1)])
   expect(lanes.held()).toEqual(new Map([[1, 3]]))
   expect(started).toEqual([])
+})
+
+it('holds an account to MAX_IN_FLIGHT_PER_ACCOUNT requests in flight over all its lanes, deleted endpoints’ included', async () => {
+  const finishers = new Map<number, () => void>()
+  const startedBy: number[] = []
+  const lanes = lanesWith({
+    run: (attempt) => {
+      startedBy.push(attempt.endpoint.id)
+      return new Promise((resolve) =>
+        finishers.set(attempt.id, () =>
+          resolve({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
+        ),
+      )
+    },
+  })
+  // Account 1 made 10 endpoints whose requests hang, deleted them (let go with requests in flight), made
+  // 10 more; account 2 has one endpoint.
+  const first = Array.from({ length: 10 }, (_, index) => index + 1)
+  const second = Array.from({ length: 10 }, (_, index) => index + 11)
+  const queueFor = (ids: number[]) =>
+    ids.flatMap((id) =>
+      Array.from({ length: MAX_IN_FLIGHT_PER_ENDPOINT }, (_, n) => claimed(100 * id + n, id)),
+    )
+  lanes.add(
+    first.map((id) => ({ id, accountId: 1, failuresInRow: 0 })),
+    0,
+  )
+  lanes.enqueue(queueFor(first))
+  await vi.waitFor(() => expect(startedBy).toHaveLength(MAX_IN_FLIGHT_PER_ACCOUNT))
+  lanes.remove(first)
+  lanes.add(
+    [
+      ...second.map((id) => ({ id, accountId: 1, failuresInRow: 0 })),
+      { id: 99, accountId: 2, failuresInRow: 0 },
+    ],
+    0,
+  )
+  lanes.enqueue([...queueFor(second), claimed(9_901, 99)])
+  await vi.waitFor(() => expect(startedBy).toContain(99))
+  await nextTurn()
+  expect(startedBy).toHaveLength(MAX_IN_FLIGHT_PER_ACCOUNT + 1)
+  expect(lanes.inFlightByAccount()).toEqual(
+    new Map([
+      [1, MAX_IN_FLIGHT_PER_ACCOUNT],
+      [2, 1],
+    ]),
+  )
+  // One of the deleted endpoints' requests ends: one of the new endpoints' starts in its place.
+  finishers.get(101)?.()
+  await vi.waitFor(() => expect(startedBy).toHaveLength(MAX_IN_FLIGHT_PER_ACCOUNT + 2))
+  expect(second).toContain(startedBy.at(-1))
+  expect(lanes.inFlightByAccount().get(1)).toBe(MAX_IN_FLIGHT_PER_ACCOUNT)
 })

@@ -1,20 +1,20 @@
+import { createAccountShares } from './account-shares.js'
 import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
 import { createHangUps } from './hang-ups.js'
 import {
   capOf,
   type Ended,
   heldPerEndpoint,
-  inFlightPerAccount,
   type Lane,
   type LanesOptions,
+  MAX_IN_FLIGHT_PER_ACCOUNT,
   nextOf,
   putBackInOrder,
   REREAD_MS,
   type Running,
   readOwn,
-  wantFor,
 } from './lane.js'
-import type { LeasedEndpoint } from './leases.repository.js'
+import { createLaneSet } from './lane-set.js'
 import { createTurns } from './turns.js'
 
 export type Lanes = ReturnType<typeof createLanes>
@@ -26,21 +26,17 @@ export type Lanes = ReturnType<typeof createLanes>
  * with work take the free sockets in turn, so no endpoint, however slow, holds more than its own places.
  */
 export function createLanes(options: LanesOptions) {
-  const lanes = new Map<number, Lane>()
-  /**
-   * Lanes forgotten while requests were in flight (a lease let go or lost): leased again before those end,
-   * the endpoint gets the same lane back, so its requests in flight still count against its places.
-   */
-  const leaving = new Map<number, Lane>()
-  /** Every lane that may have requests in flight: those held and those let go. */
-  const everyLane = () => [...lanes.values(), ...leaving.values()]
+  const set = createLaneSet(options.now, (lane) => turns.delete(lane))
+  const lanes = set.held
   let ended: Ended[] = []
   let inFlight = 0
+  const accounts = createAccountShares(MAX_IN_FLIGHT_PER_ACCOUNT)
   const turns = createTurns({
     mayStart: options.mayStart,
     hasRoom: () => inFlight < options.maxInFlight,
     startNext(lane) {
-      if (lane.running.size >= capOf(lane) || !lanes.has(lane.id)) return false
+      if (lane.running.size >= capOf(lane) || !lanes.has(lane.id) || lane.queue.length === 0) return false
+      if (!accounts.admits(lane)) return false
       const claimed = nextOf(lane)
       if (claimed) start(lane, claimed)
       return claimed !== undefined
@@ -57,6 +53,7 @@ export function createLanes(options: LanesOptions) {
     lane.running.set(claimed.id, entry)
     lane.idleSince = undefined
     inFlight++
+    accounts.started(lane.accountId)
     let unread = false
     const signal = hangUps.signal
     const attempt = (own: boolean) => {
@@ -83,7 +80,7 @@ export function createLanes(options: LanesOptions) {
     }
     // Back in its queue while the lane is still held.
     const putBack = () => {
-      if (lanes.get(lane.id) === lane) putBackInOrder(lane, claimed)
+      if (set.holds(lane)) putBackInOrder(lane, claimed)
       return undefined
     }
     // A failed read (a lost connection, a deadline): back in its queue, read again REREAD_MS later.
@@ -112,7 +109,8 @@ export function createLanes(options: LanesOptions) {
   ): void {
     lane.running.delete(claimed.id)
     inFlight--
-    if (lane.running.size === 0 && leaving.get(lane.id) === lane) leaving.delete(lane.id)
+    for (const waited of accounts.ended(lane.accountId)) turns.add(waited)
+    set.drained(lane)
     // Aborted, never written as an outcome: given back by the dispatcher (SIGTERM) or the next step.
     if (outcome && !signal.aborted) {
       ended.push({ claimed, outcome })
@@ -125,43 +123,12 @@ export function createLanes(options: LanesOptions) {
     options.ended()
   }
 
-  /**
-   * Takes out and returns what these lanes have queued (their endpoints ended); the lanes stay, with their
-   * requests in flight, and are let go once idle as any other.
-   */
-  function unqueue(ids: readonly number[]): ClaimedAttempt[] {
-    const queued: ClaimedAttempt[] = []
-    for (const id of ids) {
-      const lane = lanes.get(id)
-      if (!lane) continue
-      queued.push(...lane.queue)
-      lane.queue = []
-      if (lane.running.size === 0) lane.idleSince ??= options.now()
-    }
-    return queued
-  }
-
   return {
     pump,
     get size() {
       return lanes.size
     },
-    /** Lanes for endpoints just leased. */
-    add(leased: readonly LeasedEndpoint[], now: number): void {
-      for (const endpoint of leased) {
-        if (lanes.has(endpoint.id)) continue
-        const back = leaving.get(endpoint.id)
-        leaving.delete(endpoint.id)
-        const lane = back ?? {
-          ...endpoint,
-          queue: [],
-          running: new Map(),
-          idleSince: now,
-          startedSinceStep: 0,
-        }
-        lanes.set(endpoint.id, lane)
-      }
-    },
+    add: set.add,
     /** Queues attempts taken for these lanes and starts what may start. */
     enqueue(taken: readonly ClaimedAttempt[]): void {
       // Each lane's queued ids read once per call: a refill of 1,000 to 100 lanes is 100,000 attempts.
@@ -179,48 +146,13 @@ export function createLanes(options: LanesOptions) {
       }
       pump()
     },
-    /**
-     * How many attempts each lane should be sent to fill its queue (only lanes running low), by what it
-     * started since the step before, or since it was last refilled when it waits for its turn.
-     */
-    wants(): { endpointId: number; count: number }[] {
-      const wants = []
-      for (const lane of lanes.values()) {
-        const count = wantFor(lane.queue.length, lane.startedSinceStep)
-        if (count > 0) wants.push({ endpointId: lane.id, count })
-      }
-      return wants
-    },
-    /**
-     * A step planned: each lane's count of attempts started begins again, but those of lanes running low
-     * whose turn to be refilled is a later step's (`waiting`): their queue, once refilled, must cover the
-     * time they waited too.
-     */
-    counted(waiting: ReadonlySet<number>): void {
-      for (const lane of lanes.values()) if (!waiting.has(lane.id)) lane.startedSinceStep = 0
-    },
-    /** Lanes with nothing queued nor in flight since before `before`. */
-    idleSince(before: number): number[] {
-      return [...lanes.values()]
-        .filter((lane) => lane.idleSince !== undefined && lane.idleSince <= before)
-        .map((lane) => lane.id)
-    },
-    /**
-     * Forgets lanes (let go, or their lease was lost): their queued attempts are returned (to give back,
-     * when the lease is still this instance's); their attempts in flight end as they will.
-     */
-    remove(ids: readonly number[]): ClaimedAttempt[] {
-      const queued = unqueue(ids)
-      for (const id of ids) {
-        const lane = lanes.get(id)
-        if (!lane) continue
-        lanes.delete(id)
-        turns.delete(lane)
-        if (lane.running.size > 0) leaving.set(id, lane)
-      }
-      return queued
-    },
-    unqueue,
+    wants: set.wants,
+    counted: set.counted,
+    idleSince: set.idleSince,
+    remove: set.remove,
+    unqueue: set.unqueue,
+    rotate: set.rotate,
+    rotating: set.rotating,
     /** Outcomes a step could not write: the next one writes them. */
     giveBackEnded(outcomes: readonly Ended[]): void {
       ended = [...outcomes, ...ended]
@@ -244,9 +176,9 @@ export function createLanes(options: LanesOptions) {
     /** Attempts hung up on since the last call (the step gives them back); a step that failed, puts them back. */
     takeHungUp: () => hangUps.take(),
     putBackHungUp: (claimed: readonly ClaimedAttempt[]) => hangUps.putBack(claimed),
-    ids: () => [...lanes.keys()],
+    ids: set.ids,
     /** Attempts held per endpoint and not written down yet (the fan-out's gate leaves them out). */
-    held: () => heldPerEndpoint(everyLane(), ended),
+    held: () => heldPerEndpoint(set.every(), ended),
     /** Whether anything is queued, in flight, or ended (or hung up on) and not yet written down. */
     hasWork: () =>
       ended.length > 0 ||
@@ -254,10 +186,10 @@ export function createLanes(options: LanesOptions) {
       inFlight > 0 ||
       [...lanes.values()].some((lane) => lane.queue.length > 0),
     /** Every attempt in flight, to wait for at shutdown. */
-    running: (): Running[] => everyLane().flatMap((lane) => [...lane.running.values()]),
+    running: (): Running[] => set.every().flatMap((lane) => [...lane.running.values()]),
     /** Aborts every attempt in flight; none is written down (the dispatcher gives them back). */
     abortAll: () => hangUps.abortAll(),
     /** Requests in flight per account (a metric). */
-    inFlightByAccount: () => inFlightPerAccount(everyLane()),
+    inFlightByAccount: () => accounts.inFlight(),
   }
 }

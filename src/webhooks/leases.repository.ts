@@ -51,15 +51,16 @@ const hasDueAttempt =
     )
 
 export function createLeasesRepository(handle: DbHandle) {
-  const claimable = handle.prepareRead((db, now: number) =>
+  /** Endpoints with an attempt due at `now` and no lease since before `since` (up to `limit`). */
+  const unleased = handle.prepareRead((db, now: number, since: number, limit: number) =>
     db
       .selectFrom('webhook_endpoints as e')
       .select('e.id')
       .where('e.status', '=', 'enabled')
       .where('e.deleted_at', 'is', null)
-      .where((eb) => eb.or([eb('e.lease_until', 'is', null), eb('e.lease_until', '<', now)]))
+      .where((eb) => eb.or([eb('e.lease_until', 'is', null), eb('e.lease_until', '<', since)]))
       .where(hasDueAttempt(now))
-      .limit(1),
+      .limit(limit),
   )
   const heldByOthers = handle.prepareRead((db, now: number) =>
     db
@@ -80,7 +81,14 @@ export function createLeasesRepository(handle: DbHandle) {
   return {
     /** Whether an endpoint with a due attempt has no live lease (a cheap read before a write). */
     async anyClaimable(now: number): Promise<boolean> {
-      return (await claimable(now)).length > 0 || (await deadOwners(now)).length > 0
+      return (await unleased(now, now, 1)).length > 0 || (await deadOwners(now)).length > 0
+    },
+    /**
+     * How many endpoints with a due attempt have had no lease since before `since`, up to `limit`: those
+     * that wait, not those just let go (which would otherwise count as waiting for the room they left).
+     */
+    async waitingSince(now: number, since: number, limit: number): Promise<number> {
+      return (await unleased(now, since, limit)).length
     },
     /**
      * Leases up to `limit` enabled endpoints that have a due attempt and no live lease, the longest

@@ -13,6 +13,7 @@ import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import { RETENTION_MS } from './event-log.js'
 import { FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS, PASS_OVER_EVENTS } from './fan-out.js'
 import {
+  MAX_IN_FLIGHT_PER_ACCOUNT,
   MAX_QUEUE_SIZE,
   OPEN_CIRCUIT_CAP,
   QUEUE_SIZE,
@@ -31,9 +32,9 @@ import {
   RETRY_AFTER_CAP_MS,
   RETRY_DELAYS_MS,
 } from './schedule.js'
-import { CONNECTIONS_PER_ENDPOINT, EXCERPT_BYTES } from './send.js'
+import { CONNECTIONS_PER_ENDPOINT, EXCERPT_BYTES, MAX_POOLS } from './send.js'
 import { MAX_RETIRED_SECRETS } from './signature.js'
-import { ENDPOINTS_PER_STEP, LEASE_MS, LINGER_MS, MAX_LANES, RENEW_MS } from './step.js'
+import { ENDPOINTS_PER_STEP, HOLD_MS, LEASE_MS, LINGER_MS, MAX_LANES, RENEW_MS } from './step.js'
 import { TEST_EVENTS_PER_MINUTE } from './test-events.js'
 import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from './webhooks.schemas.js'
 
@@ -80,6 +81,9 @@ it.each([
   ],
   ['starting nothing unrenewed', `could not renew for ${(LEASE_MS - RENEW_MS) / 1000} s`],
   ['an idle lane', `nothing to send for a ${LINGER_MS === 1000 ? 'second' : `${LINGER_MS} ms`} is let go`],
+  ['making room at the cap', `as many lanes held at least ${HOLD_MS / 1000} s make room`],
+  ['an account’s share', `its account fewer than ${MAX_IN_FLIGHT_PER_ACCOUNT} in flight`],
+  ['kept-alive pools', `beyond ${n(MAX_POOLS)} the pool used longest ago is closed`],
   ['the steps', `every ${POLL_MS} ms (every ${BUSY_MS} ms while busy)`],
   ['the answer read', `at most ${EXCERPT_BYTES / 1024} KiB of the answer is read`],
   ['connections kept per endpoint', `an undici pool of ${CONNECTIONS_PER_ENDPOINT} connections per endpoint`],

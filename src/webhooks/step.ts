@@ -33,6 +33,12 @@ export const MAX_LANES = 1_024
 /** A lane with nothing to send is let go after this long (so that another instance may take it). */
 export const LINGER_MS = 1_000
 /**
+ * At MAX_LANES, with endpoints that have waited this long for a lease, the lanes held at least this long
+ * make room, the longest held first, one for each endpoint that waits (`lanes.rotate`): every endpoint
+ * gets its turn however many have work, each holding its lease and waiting for it this long at least.
+ */
+export const HOLD_MS = 10_000
+/**
  * Endpoints a step leases, and endpoints whose queues it refills, at most: a step's transaction is
  * bounded whatever the number of endpoints (on SQLite it holds the write lock and the thread it runs on).
  * A step that left more to lease or refill is followed at once, so 1,000 lanes are served over a few
@@ -103,6 +109,7 @@ export function createStep(deps: StepDeps) {
     // A lane with attempts to take is not let go, even when its turn to refill is a later step's.
     const toTake = new Set(takeable)
     const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !toTake.has(id))
+    if (claim && lanes.size >= MAX_LANES) await makeRoom(startedAt)
     // Taken after every read that may fail: what ended is never dropped with a failed plan.
     const ended = lanes.takeEnded()
     const hungUp = lanes.takeHungUp()
@@ -114,6 +121,13 @@ export function createStep(deps: StepDeps) {
     return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
   type Plan = NonNullable<Awaited<ReturnType<typeof plan>>>
+
+  /** Lanes held longest make room for the endpoints that wait; their queued attempts go back (`toEnd`). */
+  async function makeRoom(now: number): Promise<void> {
+    const waiting = await leases.waitingSince(now, now - HOLD_MS, ENDPOINTS_PER_STEP)
+    const room = waiting - lanes.rotating()
+    if (room > 0) unqueued.push(...lanes.rotate(now - HOLD_MS, room))
+  }
 
   /**
    * One transaction: leases renewed, what ended written down, then events fanned out, endpoints leased

@@ -1,17 +1,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { expect, it } from 'vitest'
-import { type Lane, STARTS_PER_TURN } from './lane.js'
+import { type Lane, laneFor, STARTS_PER_TURN } from './lane.js'
 import { createTurns } from './turns.js'
 
-const lane = (id: number): Lane => ({
-  id,
-  accountId: id,
-  queue: [],
-  running: new Map(),
-  failuresInRow: 0,
-  idleSince: undefined,
-  startedSinceStep: 0,
-})
+const lane = (id: number): Lane => laneFor({ id, accountId: id, failuresInRow: 0 }, 0)
 
 /** Turns over lanes that each have `left[id]` attempts to start, with `room.sockets` sockets in all. */
 function turnsOver(left: Map<number, number>, room = { sockets: Number.POSITIVE_INFINITY }) {
