@@ -51,15 +51,15 @@ const hasDueAttempt =
     )
 
 export function createLeasesRepository(handle: DbHandle) {
-  /** Endpoints with an attempt due at `now` and no lease since before `since` (up to `limit`). */
-  const unleased = handle.prepareRead((db, now: number, since: number, limit: number) =>
+  /** Endpoints with an attempt due since `since` and no lease since before it (up to `limit`). */
+  const unleased = handle.prepareRead((db, since: number, limit: number) =>
     db
       .selectFrom('webhook_endpoints as e')
       .select('e.id')
       .where('e.status', '=', 'enabled')
       .where('e.deleted_at', 'is', null)
       .where((eb) => eb.or([eb('e.lease_until', 'is', null), eb('e.lease_until', '<', since)]))
-      .where(hasDueAttempt(now))
+      .where(hasDueAttempt(since))
       .limit(limit),
   )
   const heldByOthers = handle.prepareRead((db, now: number) =>
@@ -81,14 +81,15 @@ export function createLeasesRepository(handle: DbHandle) {
   return {
     /** Whether an endpoint with a due attempt has no live lease (a cheap read before a write). */
     async anyClaimable(now: number): Promise<boolean> {
-      return (await unleased(now, now, 1)).length > 0 || (await deadOwners(now)).length > 0
+      return (await unleased(now, 1)).length > 0 || (await deadOwners(now)).length > 0
     },
     /**
-     * How many endpoints with a due attempt have had no lease since before `since`, up to `limit`: those
-     * that wait, not those just let go (which would otherwise count as waiting for the room they left).
+     * How many endpoints have had an attempt due and no lease since before `since`, up to `limit`: those
+     * that wait, not those just let go (which would count as waiting for the room they left) nor those
+     * whose first attempt just came due.
      */
-    async waitingSince(now: number, since: number, limit: number): Promise<number> {
-      return (await unleased(now, since, limit)).length
+    async waitingSince(since: number, limit: number): Promise<number> {
+      return (await unleased(since, limit)).length
     },
     /**
      * Leases up to `limit` enabled endpoints that have a due attempt and no live lease, the longest

@@ -96,6 +96,8 @@ export function createStep(deps: StepDeps) {
     const fan =
       claim && (await events.anyWaiting()) ? await fanOut.demand(startedAt, lanes.held()) : undefined
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
+    // Before the lanes say what they want: one making room is refilled no more.
+    if (claim && lanes.size >= MAX_LANES) await makeRoom(startedAt)
     const low = claim ? lanes.wants() : []
     const takeable = await claims.takeableAmong(
       low.map((want) => want.endpointId),
@@ -109,7 +111,6 @@ export function createStep(deps: StepDeps) {
     // A lane with attempts to take is not let go, even when its turn to refill is a later step's.
     const toTake = new Set(takeable)
     const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !toTake.has(id))
-    if (claim && lanes.size >= MAX_LANES) await makeRoom(startedAt)
     // Taken after every read that may fail: what ended is never dropped with a failed plan.
     const ended = lanes.takeEnded()
     const hungUp = lanes.takeHungUp()
@@ -124,7 +125,7 @@ export function createStep(deps: StepDeps) {
 
   /** Lanes held longest make room for the endpoints that wait; their queued attempts go back (`toEnd`). */
   async function makeRoom(now: number): Promise<void> {
-    const waiting = await leases.waitingSince(now, now - HOLD_MS, ENDPOINTS_PER_STEP)
+    const waiting = await leases.waitingSince(now - HOLD_MS, ENDPOINTS_PER_STEP)
     const room = waiting - lanes.rotating()
     if (room > 0) unqueued.push(...lanes.rotate(now - HOLD_MS, room))
   }
