@@ -1,6 +1,8 @@
+import { connect } from 'node:net'
 import { AlwaysOffSampler, AlwaysOnSampler, type Sampler } from '@opentelemetry/sdk-trace-base'
 import Fastify from 'fastify'
 import { expect, it, vi } from 'vitest'
+import { whenWritable } from '../http/pipelining.js'
 import { RequestSampling } from './request-sampling.js'
 
 /** A real server whose one route answers when told to, with `sampler` deciding at its door. */
@@ -72,6 +74,38 @@ it('a request sampled out holds nothing', async () => {
     answer()
     expect((await fetch(`${address}/slow`)).status).toBe(200)
     expect(scope.holds).toBe(0)
+  } finally {
+    await app.close()
+  }
+})
+
+it('a traced request that never answers (it waited for its turn on a connection that closed) lets go soon after', async () => {
+  const scope = { held: 0, hold: () => scope.held++, release: () => scope.held-- }
+  const app = Fastify()
+  new RequestSampling(new AlwaysOnSampler(), () => false, scope, 300).register(app)
+  let answer: () => void = () => {}
+  const answered = new Promise<void>((resolve) => {
+    answer = resolve
+  })
+  app.get('/slow', async () => {
+    await answered
+    return { ok: true }
+  })
+  // As the docs page does: nothing starts until the response owns the socket.
+  app.get('/queued', { onRequest: (_request, reply, done) => whenWritable(reply, done) }, async () => ({
+    ok: true,
+  }))
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  try {
+    const socket = connect(Number(new URL(address).port), '127.0.0.1')
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /queued HTTP/1.1\r\nHost: x\r\n\r\n')
+    await vi.waitFor(() => expect(scope.held).toBe(2))
+    socket.destroy()
+    // The server sees the close before /slow answers (else /queued would get the socket and answer).
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    answer()
+    // /slow answered; /queued never will: it stops holding the scope 300 ms after the close.
+    await vi.waitFor(() => expect(scope.held).toBe(0), { timeout: 2_000 })
   } finally {
     await app.close()
   }

@@ -73,6 +73,12 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * How long a traced request whose connection closed may still run without answering (its handler's
+ * statements after a hang-up): after it, one that never answers stops holding the context scope.
+ */
+const ABANDON_AFTER_MS = 10_000
+
 /** A traced request's part of its hold on the context scope that ends when its answer is being sent. */
 const kAnswered = Symbol('petstore.tracing.answered')
 type Answered = FastifyRequest & { [kAnswered]?: () => void }
@@ -107,12 +113,14 @@ export class RequestSampling {
 
   /**
    * `untraced(url)`: requests never traced whatever the sampler says (the probes, /metrics); `scope`: held
-   * by each traced request until its response closes (context-scope.ts).
+   * by each traced request until its work is done (context-scope.ts); `abandonAfterMs`: how long after its
+   * connection closed a request that never answered still holds it.
    */
   constructor(
     private readonly sampler: Sampler,
     private readonly untraced: (url: string) => boolean,
     private readonly scope?: Pick<ContextScope, 'hold' | 'release'>,
+    private readonly abandonAfterMs = ABANDON_AFTER_MS,
   ) {
     this.idGenerator = {
       generateTraceId: () => {
@@ -146,7 +154,8 @@ export class RequestSampling {
    * handler and error handler have run: a client that hung up does not cut its handler's context short,
    * so what a write commits after it still carries the trace) and its response closing, or its connection
    * (on Node 20 a pipelined response still queued behind another never emits 'close' when its connection
-   * drops: http/pipelining.ts).
+   * drops: http/pipelining.ts). A request that never answers (one that waited for its turn on a connection
+   * that closed: `whenWritable`) lets go `abandonAfterMs` after the close.
    */
   private holdUntilDone(
     scope: Pick<ContextScope, 'hold' | 'release'>,
@@ -162,18 +171,20 @@ export class RequestSampling {
     }
     // Once: a connection's 'close' closes the response too, and an emitter calls the listeners it had
     // when the event began, so this may be called again after it took itself off.
+    const answer = () => {
+      if (answered) return
+      answered = true
+      releaseWhenDone()
+    }
     const close = () => {
       if (closed) return
       closed = true
       socket?.off('close', close)
       response.off('close', close)
-      releaseWhenDone()
+      if (answered) releaseWhenDone()
+      else setTimeout(answer, this.abandonAfterMs).unref()
     }
-    request[kAnswered] = () => {
-      if (answered) return
-      answered = true
-      releaseWhenDone()
-    }
+    request[kAnswered] = answer
     response.once('close', close)
     socket?.once('close', close)
   }
