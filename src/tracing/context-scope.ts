@@ -6,7 +6,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
  * runs on async hooks: from the first context entered, a hook runs for every promise the process makes,
  * traced or not. At 1 % sampling that cost the 99 requests outside a trace about as much as the traced one
  * (docs/observability.md). So the traced work holds the scope (a traced request from its first hook until
- * its response closes, a sampled dispatcher span while it runs), and when the last hold is released the
+ * its work is done: request-sampling.ts; a sampled dispatcher span while it runs), and when the last hold is released the
  * storage is disabled: Node's `disable()` exits every context of it and, with no other storage, removes
  * the hooks. The next `with()` (the next traced request) enables it again (`run()` does).
  *
