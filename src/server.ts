@@ -14,12 +14,6 @@ import type { Dispatcher } from './webhooks/dispatcher.port.js'
 import { startDispatcherThread, THREAD_AVAILABLE } from './webhooks/dispatcher-thread.js'
 import { createQueueProbe } from './webhooks/queue-probe.js'
 
-/**
- * After the drain, how long a handle that outlives it (an export still waiting on a collector that does
- * not answer) may keep the process before it exits anyway.
- */
-const EXIT_GRACE_MS = 200
-
 export interface RunningServer {
   app: FastifyInstance
   /** The stores and services it serves with (the demo seeds through them). */
@@ -139,6 +133,4 @@ export async function serveUntilSignalled(
   const signal = await signalled
   server.app.log.info({ signal }, 'shutting down: finishing in-flight requests')
   await server.close()
-  // Unreferenced: it fires only if something still holds the process once the drain is done.
-  setTimeout(() => process.exit(), EXIT_GRACE_MS).unref()
 }

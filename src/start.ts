@@ -8,6 +8,20 @@ import { type RunningServer, serveUntilSignalled } from './server.js'
  * `onStarted` runs once it listens (demo.ts seeds there). What start-up warns about (a mistyped setting,
  * private webhook addresses allowed) is a plain line on stderr too, like the failures, before the log's lines.
  */
+/**
+ * Once serving is over (drained, stores closed, the demo's folder removed), how long a handle that
+ * outlives it (an export still waiting on a collector that does not answer) may keep the process.
+ */
+const EXIT_GRACE_MS = 200
+
+/**
+ * Called by the process's entry once serving returned: the process exits EXIT_GRACE_MS later if anything
+ * still holds it (unreferenced, the timer holds nothing itself). The drain budget is the promise.
+ */
+export function exitIfStillHeld(): void {
+  setTimeout(() => process.exit(), EXIT_GRACE_MS).unref()
+}
+
 export async function serveFromEnvironment(
   env: NodeJS.ProcessEnv,
   writeError: (line: string) => void = (line) => process.stderr.write(`${line}\n`),

@@ -83,9 +83,12 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
   // time. `serve` is `npm start`'s start-up itself, which names its database in its log.
   if (command === 'serve') {
     const demo = parseServeLine(args)
-    if (demo) return (await import('../demo.js')).serveDemo(io.env, io.err)
-    const { serveFromEnvironment } = await import('../start.js')
-    return serveFromEnvironment(io.env, io.err)
+    const { exitIfStillHeld, serveFromEnvironment } = await import('../start.js')
+    const code = demo
+      ? await (await import('../demo.js')).serveDemo(io.env, io.err)
+      : await serveFromEnvironment(io.env, io.err)
+    exitIfStillHeld()
+    return code
   }
   const keys = command === 'keys' ? parseKeysLine(args) : undefined
   const webhooks = command === 'webhooks' ? parseWebhooksLine(args) : undefined
