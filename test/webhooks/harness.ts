@@ -180,6 +180,39 @@ export async function insertEndpointRows(db: Db, rows: readonly ReturnType<typeo
   }
 }
 
+/**
+ * `count` enabled endpoints of `account`, each with one attempt of one event (already fanned out) due at
+ * `at`, written straight to the tables; their ids and the event's, in id order.
+ */
+export async function endpointsWithDueAttempts(db: Db, account: number, count: number, at: number) {
+  await insertEndpointRows(
+    db,
+    Array.from({ length: count }, (_, n) => endpointRow(account, `https://e${n}.example/`, '["pet.*"]', at)),
+  )
+  const { seq } = await db
+    .insertInto('events')
+    .values({ ...eventRow(at), fanned_out: 1 })
+    .returning('seq')
+    .executeTakeFirstOrThrow()
+  const ids = (await db.selectFrom('webhook_endpoints').select('id').orderBy('id').execute()).map(
+    (row) => row.id,
+  )
+  const rows = ids.map((id) => ({
+    event_seq: seq,
+    endpoint_id: id,
+    attempt: 1,
+    status: 'pending',
+    due_at: at,
+    at,
+  }))
+  for (let from = 0; from < rows.length; from += 400)
+    await db
+      .insertInto('webhook_attempts')
+      .values(rows.slice(from, from + 400))
+      .execute()
+  return { ids, seq }
+}
+
 /** Names under `.test` resolve to loopback: receivers get URLs like `http://hooks.test:PORT/`. */
 export const loopbackResolve: Resolve = async (hostname) => {
   if (hostname.endsWith('.test')) return [{ address: '127.0.0.1', family: 4 }]

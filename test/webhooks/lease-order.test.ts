@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest'
 import { createLeasesRepository } from '../../src/webhooks/leases.repository.js'
 import { build } from '../helpers.js'
-import { endpointRow, eventRow, insertEndpointRows } from './harness.js'
+import { endpointsWithDueAttempts } from './harness.js'
 
 /**
  * Endpoints are leased the longest unleased first: one let go waits behind those that waited longer, so
@@ -15,31 +15,7 @@ it('leases endpoints with work in turn, one let go behind those that waited long
   const { db } = handle
   const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
   const start = t.clock.now()
-  await insertEndpointRows(
-    db,
-    [1, 2, 3].map((n) => endpointRow(account, `https://e${n}.example/`, '["pet.*"]', start)),
-  )
-  const { seq } = await db
-    .insertInto('events')
-    .values({ ...eventRow(start), fanned_out: 1 })
-    .returning('seq')
-    .executeTakeFirstOrThrow()
-  const ids = (await db.selectFrom('webhook_endpoints').select('id').orderBy('id').execute()).map(
-    (row) => row.id,
-  )
-  await db
-    .insertInto('webhook_attempts')
-    .values(
-      ids.map((id) => ({
-        event_seq: seq,
-        endpoint_id: id,
-        attempt: 1,
-        status: 'pending',
-        due_at: start,
-        at: start,
-      })),
-    )
-    .execute()
+  const { ids } = await endpointsWithDueAttempts(db, account, 3, start)
   const leases = createLeasesRepository(handle)
   const owner = 'host/1/turns'
   const leasedInTurn: number[] = []

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest'
 import { HOLD_MS, MAX_LANES } from '../../src/webhooks/step.js'
 import { build, onServices } from '../helpers.js'
-import { endpointRow, eventRow, insertEndpointRows } from './harness.js'
+import { endpointsWithDueAttempts } from './harness.js'
 import { stepOf } from './step-harness.js'
 
 /**
@@ -21,33 +21,7 @@ it.skipIf(onServices)(
     const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
     const start = t.clock.now()
     const extra = 6
-    await insertEndpointRows(
-      db,
-      Array.from({ length: MAX_LANES + extra }, (_, n) =>
-        endpointRow(account, `https://e${n}.example/`, '["pet.*"]', start),
-      ),
-    )
-    const { seq } = await db
-      .insertInto('events')
-      .values({ ...eventRow(start), fanned_out: 1 })
-      .returning('seq')
-      .executeTakeFirstOrThrow()
-    const ids = (await db.selectFrom('webhook_endpoints').select('id').orderBy('id').execute()).map(
-      (row) => row.id,
-    )
-    const rows = ids.map((id) => ({
-      event_seq: seq,
-      endpoint_id: id,
-      attempt: 1,
-      status: 'pending',
-      due_at: start,
-      at: start,
-    }))
-    for (let from = 0; from < rows.length; from += 400)
-      await db
-        .insertInto('webhook_attempts')
-        .values(rows.slice(from, from + 400))
-        .execute()
+    const { ids, seq } = await endpointsWithDueAttempts(db, account, MAX_LANES + extra, start)
     const owner = 'host/1/rotation'
     // Lanes that never send: each keeps its attempt queued, so none is ever idle by itself.
     const step = stepOf(handle, owner, [], t.clock)
