@@ -5,8 +5,11 @@ import { expect, it, vi } from 'vitest'
 import { whenWritable } from '../http/pipelining.js'
 import { RequestSampling } from './request-sampling.js'
 
-/** A real server whose one route answers when told to, with `sampler` deciding at its door. */
-async function serverDecidingBy(sampler: Sampler) {
+/**
+ * A real server whose route `/slow` answers when told to, with `sampler` deciding at its door; `/queued`
+ * starts nothing until its response owns the socket, as the docs page does (http/pipelining.ts).
+ */
+async function serverDecidingBy(sampler: Sampler, abandonAfterMs?: number) {
   const scope = {
     held: 0,
     holds: 0,
@@ -17,7 +20,7 @@ async function serverDecidingBy(sampler: Sampler) {
     release: () => scope.held--,
   }
   const app = Fastify()
-  new RequestSampling(sampler, (url) => url === '/healthz', scope).register(app)
+  new RequestSampling(sampler, (url) => url === '/healthz', scope, abandonAfterMs).register(app)
   let answer: () => void = () => {}
   const answered = new Promise<void>((resolve) => {
     answer = resolve
@@ -27,6 +30,9 @@ async function serverDecidingBy(sampler: Sampler) {
     return { ok: true }
   })
   app.get('/healthz', async () => ({ ok: true }))
+  app.get('/queued', { onRequest: (_request, reply, done) => whenWritable(reply, done) }, async () => ({
+    ok: true,
+  }))
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   return { app, scope, address, answer }
 }
@@ -80,22 +86,7 @@ it('a request sampled out holds nothing', async () => {
 })
 
 it('a traced request that never answers (it waited for its turn on a connection that closed) lets go soon after', async () => {
-  const scope = { held: 0, hold: () => scope.held++, release: () => scope.held-- }
-  const app = Fastify()
-  new RequestSampling(new AlwaysOnSampler(), () => false, scope, 300).register(app)
-  let answer: () => void = () => {}
-  const answered = new Promise<void>((resolve) => {
-    answer = resolve
-  })
-  app.get('/slow', async () => {
-    await answered
-    return { ok: true }
-  })
-  // As the docs page does: nothing starts until the response owns the socket.
-  app.get('/queued', { onRequest: (_request, reply, done) => whenWritable(reply, done) }, async () => ({
-    ok: true,
-  }))
-  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const { app, scope, address, answer } = await serverDecidingBy(new AlwaysOnSampler(), 300)
   try {
     const socket = connect(Number(new URL(address).port), '127.0.0.1')
     socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /queued HTTP/1.1\r\nHost: x\r\n\r\n')
