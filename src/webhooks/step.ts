@@ -107,7 +107,8 @@ export function createStep(deps: StepDeps) {
     const turn = new Set(inTurn(takeable, refilledUpTo, ENDPOINTS_PER_STEP))
     refilledUpTo = [...turn].at(-1) ?? refilledUpTo
     const wants = low.filter((want) => turn.has(want.endpointId))
-    lanes.counted(new Set(low.filter((want) => !turn.has(want.endpointId)).map((want) => want.endpointId)))
+    // Those with attempts to take that this step's bound left for a later one keep counting what they start.
+    lanes.counted(new Set(takeable.filter((id) => !turn.has(id))))
     // A lane with attempts to take is not let go, even when its turn to refill is a later step's.
     const toTake = new Set(takeable)
     const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !toTake.has(id))
