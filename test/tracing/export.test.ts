@@ -101,12 +101,22 @@ test('a collector that is down: every request answers, and the spans it could no
   await expect.poll(dropped, { timeout: 15_000, interval: 200 }).toBeGreaterThan(0)
 })
 
-test('a collector that takes the connection and never answers: the queue fills, its drops are counted', async () => {
+/** A collector that takes the connection and never answers, for `during`; closed after it. */
+async function withHungCollector(during: (endpoint: string) => Promise<void>): Promise<void> {
   const hung = createServer(() => {})
   await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve))
   try {
+    await during(`http://127.0.0.1:${(hung.address() as AddressInfo).port}`)
+  } finally {
+    hung.closeAllConnections()
+    hung.close()
+  }
+}
+
+test('a collector that takes the connection and never answers: the queue fills, its drops are counted', async () => {
+  await withHungCollector(async (endpoint) => {
     const { service, listPets } = await serve({
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(hung.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
       OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
       OTEL_BSP_MAX_QUEUE_SIZE: '4',
       OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2',
@@ -119,18 +129,13 @@ test('a collector that takes the connection and never answers: the queue fills, 
       return Number(match?.[1] ?? 0)
     }
     await expect.poll(dropped, { timeout: 20_000, interval: 300 }).toBeGreaterThan(0)
-  } finally {
-    hung.closeAllConnections()
-    hung.close()
-  }
+  })
 })
 
 test('SIGTERM with a collector that never answers: the process exits within its drain budget', async () => {
-  const hung = createServer(() => {})
-  await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve))
-  try {
+  await withHungCollector(async (endpoint) => {
     const { service, listPets } = await serve({
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(hung.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
       // An export waits up to 30 s for an answer; the drain's budget is 2 s.
       OTEL_EXPORTER_OTLP_TIMEOUT: '30000',
       OTEL_BSP_SCHEDULE_DELAY: '60000',
@@ -142,10 +147,7 @@ test('SIGTERM with a collector that never answers: the process exits within its 
     expect(await service.exited).toBe(0)
     // The budget, the least a flush gets, and the time to start and stop a process on a busy machine.
     expect(Date.now() - signalled).toBeLessThan(2_000 + 1_000 + 5_000)
-  } finally {
-    hung.closeAllConnections()
-    hung.close()
-  }
+  })
 })
 
 test('with tracing off no OpenTelemetry SDK module is loaded, and none is asked for', async () => {
