@@ -87,6 +87,22 @@ export function createClaimsRepository(handle: DbHandle) {
         .execute()
       return rows.map((row) => row.id)
     },
+    /**
+     * Gives back every pending attempt of these endpoints that `owner` still holds: endpoints let go, whose
+     * lanes had nothing queued nor in flight, so any such attempt is one whose taking this instance never
+     * learnt of (a step whose commit reached the database but whose answer did not). Without this, `owner`
+     * would never take it again (a take skips its own).
+     */
+    async releaseAllOf(trx: Db, endpointIds: readonly number[], owner: string): Promise<void> {
+      if (endpointIds.length === 0) return
+      await trx
+        .updateTable('webhook_attempts')
+        .set({ lease_token: null })
+        .where('endpoint_id', 'in', [...endpointIds])
+        .where('lease_token', '=', owner)
+        .where('status', '=', PENDING)
+        .execute()
+    },
     /** Gives attempts back unmade (SIGTERM, a lane let go): pending as they were, for any dispatcher. */
     async release(trx: Db, ids: readonly number[], owner: string): Promise<void> {
       if (ids.length === 0) return

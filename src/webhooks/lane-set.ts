@@ -27,6 +27,18 @@ export function createLaneSet(now: () => number, forgotten: (lane: Lane) => void
     return queued
   }
 
+  /**
+   * These lanes go, as lanes making room do: their queued attempts are returned (to give back), they are
+   * refilled no more, and once idle they are let go.
+   */
+  function retire(ids: readonly number[]): ClaimedAttempt[] {
+    for (const id of ids) {
+      const lane = held.get(id)
+      if (lane) lane.rotating = true
+    }
+    return unqueue(ids)
+  }
+
   return {
     held,
     /** Every lane that may have requests in flight: those held and those let go. */
@@ -72,10 +84,9 @@ export function createLaneSet(now: () => number, forgotten: (lane: Lane) => void
      * other instance sends beside those).
      */
     rotate(before: number, count: number): ClaimedAttempt[] {
-      const out = longestHeld(held.values(), before, count)
-      for (const lane of out) lane.rotating = true
-      return unqueue(out.map((lane) => lane.id))
+      return retire(longestHeld(held.values(), before, count).map((lane) => lane.id))
     },
+    retire,
     rotating: () => [...held.values()].filter((lane) => lane.rotating).length,
     wants: () => wantsOf(held.values()),
     /**

@@ -152,6 +152,7 @@ export function createLanes(options: LanesOptions) {
     remove: set.remove,
     unqueue: set.unqueue,
     rotate: set.rotate,
+    retire: set.retire,
     rotating: set.rotating,
     /** Outcomes a step could not write: the next one writes them. */
     giveBackEnded(outcomes: readonly Ended[]): void {

@@ -32,6 +32,12 @@ export function isDeadOwner(owner: string): boolean {
 
 export type LeasesRepository = ReturnType<typeof createLeasesRepository>
 
+const leasedOf = (row: { id: number; api_key_id: number; failures_in_row: number }): LeasedEndpoint => ({
+  id: row.id,
+  accountId: row.api_key_id,
+  failuresInRow: row.failures_in_row,
+})
+
 /**
  * Endpoint leases: one dispatcher at a time sends to an endpoint, so it alone keeps the endpoint's cap
  * of requests in flight (no claim between two requests, no lock between instances). A lease is held while
@@ -140,21 +146,20 @@ export function createLeasesRepository(handle: DbHandle) {
         )
         .returning(['id', 'api_key_id', 'failures_in_row'])
         .execute()
-      return rows.map((row) => ({
-        id: row.id,
-        accountId: row.api_key_id,
-        failuresInRow: row.failures_in_row,
-      }))
+      return rows.map(leasedOf)
     },
-    /** Extends every lease `owner` holds; the ids it still holds (a lease taken over is gone). */
-    async renew(trx: Db, owner: string, now: number, leaseMs: number): Promise<number[]> {
+    /**
+     * Extends every lease `owner` holds; the endpoints it still holds (a lease taken over is gone), with
+     * what a lane starts from (a lease whose lane this instance does not know of comes back to it).
+     */
+    async renew(trx: Db, owner: string, now: number, leaseMs: number): Promise<LeasedEndpoint[]> {
       const rows = await trx
         .updateTable('webhook_endpoints')
         .set({ lease_until: now + leaseMs })
         .where('lease_owner', '=', owner)
-        .returning('id')
+        .returning(['id', 'api_key_id', 'failures_in_row'])
         .execute()
-      return rows.map((row) => row.id)
+      return rows.map(leasedOf)
     },
     /**
      * Locks endpoint rows in id order (PostgreSQL) before a step touches their attempts, as a disabling

@@ -79,6 +79,11 @@ export function createStep(deps: StepDeps) {
   let unqueued: ClaimedAttempt[] = []
   /** The last endpoint a step refilled: the next one starts after it, so every lane gets its turn. */
   let refilledUpTo = 0
+  /**
+   * A step's write failed, and may have committed all the same (PostgreSQL: its COMMIT reached the server
+   * but the answer did not): the next step renews, which brings back any lease it took unknown to its lanes.
+   */
+  let unsure = false
 
   /**
    * What a step has to do, from cheap reads (each a hint: the transaction judges on the database's
@@ -86,7 +91,7 @@ export function createStep(deps: StepDeps) {
    */
   async function plan(claim: boolean) {
     const startedAt = clock.now()
-    const renew = lanes.size > 0 && startedAt - renewedAt >= RENEW_MS
+    const renew = (lanes.size > 0 && startedAt - renewedAt >= RENEW_MS) || unsure
     // Leasing renews nothing already held: it dates this instance's leases only when it held none.
     const noneHeld = lanes.size === 0
     // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once);
@@ -150,7 +155,11 @@ export function createStep(deps: StepDeps) {
         ...idle,
       ]
       await leases.lockRows(trx, [...new Set(work.renew ? [...lanes.ids(), ...touched] : touched)])
-      const held = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : lanes.ids()
+      const renewed = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : undefined
+      const held = renewed ? renewed.map((endpoint) => endpoint.id) : lanes.ids()
+      // Leases with no lane here: taken by a step whose commit was not known to have happened (`unsure`).
+      const known = new Set(lanes.ids())
+      const unknown = renewed?.filter((endpoint) => !known.has(endpoint.id)) ?? []
       // Once a renewal: the lanes of endpoints ended meanwhile (a key revoked or expired) stop sending.
       const closed = work.renew ? (await endpoints.endedIn(trx, held, now)).map((row) => row.id) : []
       const settled = await settler.settleAll(trx, ended, owner, now)
@@ -177,7 +186,8 @@ export function createStep(deps: StepDeps) {
       const withWork = new Set(taken.map((claimed) => claimed.endpoint.id))
       const letGo = idle.filter((id) => stillHeld.has(id) && !withWork.has(id))
       await leases.release(trx, owner, letGo, now)
-      return { held, closed, settled, acquired, taken, letGo }
+      await claims.releaseAllOf(trx, letGo, owner)
+      return { held, closed, settled, acquired, unknown, taken, letGo }
     })
   }
 
@@ -193,16 +203,24 @@ export function createStep(deps: StepDeps) {
     const result = await write(work).catch((error: unknown) => {
       lanes.giveBackEnded(work.ended)
       lanes.putBackHungUp(work.hungUp)
-      unqueued = [...work.toEnd, ...unqueued]
+      // Had it committed, the lanes it refilled hold attempts taken for them that they never queued: they
+      // go once idle, which gives those back (`releaseAllOf`), and the next step renews (`unsure`).
+      const refilled = lanes.retire(work.wants.map((want) => want.endpointId))
+      unqueued = [...work.toEnd, ...refilled, ...unqueued]
+      unsure = true
       throw error
     })
+    unsure = false
     if (work.renew || (work.acquire && work.noneHeld)) renewedAt = work.startedAt
     for (const outcome of result.settled) deps.observe?.settled(outcome)
     const held = new Set(result.held)
     lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
     // Taken out before anything more may start; the next step ends them.
     unqueued.push(...lanes.unqueue(result.closed))
-    lanes.add(result.acquired, work.startedAt)
+    lanes.add([...result.acquired, ...result.unknown], work.startedAt)
+    // A lease taken back may come with attempts taken for it that its lane never queued: it goes once
+    // idle (refilled no more), which gives those back, and is leased again.
+    unqueued.push(...lanes.retire(result.unknown.map((endpoint) => endpoint.id)))
     lanes.enqueue(result.taken)
     const more = work.more || result.acquired.length === ENDPOINTS_PER_STEP
     // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).

@@ -39,3 +39,39 @@ export function stepOf(
     retryScale: 1,
   })
 }
+
+/**
+ * A dispatcher's step for `owner` over `handle` whose lanes send: each attempt started is recorded in
+ * `sent` and answered 204 at once, but those to endpoints `hangs` names are never answered.
+ */
+export function sendingStepOf(
+  handle: DbHandle,
+  owner: string,
+  clock: Clock,
+  hangs: (endpointId: number) => boolean = () => false,
+) {
+  const sent: number[] = []
+  const lanes = createLanes({
+    maxInFlight: 8,
+    run: (claimed) => {
+      sent.push(claimed.id)
+      if (hangs(claimed.endpoint.id)) return new Promise(() => {})
+      return Promise.resolve({ startedAt: clock.now(), httpStatus: 204, error: null, durationMs: 1 })
+    },
+    isStillOwn: () => true,
+    now: () => clock.now(),
+    mayStart: () => true,
+    started: () => {},
+    ended: () => {},
+  })
+  const step = createStep({
+    handle,
+    clock,
+    owner,
+    lanes,
+    claims: createClaimsRepository(handle),
+    leases: createLeasesRepository(handle),
+    retryScale: 1,
+  })
+  return { ...step, sent }
+}
