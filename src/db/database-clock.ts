@@ -14,3 +14,26 @@ export async function databaseNow(handle: Pick<DbHandle, 'dialect'>, trx: Db, cl
     select floor(extract(epoch from clock_timestamp()) * 1000)::bigint as now`.execute(trx)
   return Number(rows[0]?.now)
 }
+
+/**
+ * The database's time, estimated between reads from this host's clock: for the reads that decide whether a
+ * transaction is worth starting (is an attempt due, a lease lapsed), which must judge by the clock the
+ * transaction will, however far this host's clock is off. The offset is learnt from every transaction
+ * that read the database's time (`learn`), and read afresh when older than `refreshMs`.
+ */
+export function createDatabaseClock(handle: DbHandle, clock: Clock, refreshMs = 10_000) {
+  let offset = 0
+  let learntAt = Number.NEGATIVE_INFINITY
+  const learn = (databaseMs: number): void => {
+    learntAt = clock.now()
+    offset = databaseMs - learntAt
+  }
+  return {
+    learn,
+    async now(): Promise<number> {
+      if (handle.dialect === 'sqlite') return clock.now()
+      if (clock.now() - learntAt >= refreshMs) learn(await databaseNow(handle, handle.db, clock))
+      return clock.now() + offset
+    },
+  }
+}

@@ -5,7 +5,7 @@
  * (ENDPOINTS_PER_STEP), whatever the number of endpoints.
  */
 import type { Clock } from '../clock.js'
-import { databaseNow } from '../db/database-clock.js'
+import { createDatabaseClock, databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { publishEvents } from '../events/events.publisher.js'
 import { createEventsRepository } from '../events/events.repository.js'
@@ -70,6 +70,8 @@ export function createStep(deps: StepDeps) {
   const endpoints = createEndpointsRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
   const withoutEnded = createEndedEndpoints(handle)
+  /** What the plan's reads judge due times and leases by: the database's clock, as the transaction does. */
+  const databaseClock = createDatabaseClock(handle, clock)
   /** Local time of the start of the last step that renewed every lease (or, holding none, leased some). */
   let renewedAt = 0
   /**
@@ -91,6 +93,7 @@ export function createStep(deps: StepDeps) {
    */
   async function plan(claim: boolean) {
     const startedAt = clock.now()
+    const dbNow = await databaseClock.now()
     const renew = (lanes.size > 0 && startedAt - renewedAt >= RENEW_MS) || unsure
     // Leasing renews nothing already held: it dates this instance's leases only when it held none.
     const noneHeld = lanes.size === 0
@@ -98,16 +101,15 @@ export function createStep(deps: StepDeps) {
     // with no endpoint enabled, written already fanned out.
     if (claim && (await events.anyUnpublished()))
       await handle.write((trx) => publishEvents(handle, trx, endpoints.anyEnabledIn))
-    const fan =
-      claim && (await events.anyWaiting()) ? await fanOut.demand(startedAt, lanes.held()) : undefined
-    const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(startedAt))
+    const fan = claim && (await events.anyWaiting()) ? await fanOut.demand(dbNow, lanes.held()) : undefined
+    const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(dbNow))
     // Before the lanes say what they want: one making room is refilled no more.
-    if (claim && lanes.size >= MAX_LANES) await makeRoom(startedAt)
+    if (claim && lanes.size >= MAX_LANES) await makeRoom(startedAt, dbNow)
     const low = claim ? lanes.wants() : []
     const takeable = await claims.takeableAmong(
       low.map((want) => want.endpointId),
       owner,
-      startedAt,
+      dbNow,
     )
     const turn = new Set(inTurn(takeable, refilledUpTo, ENDPOINTS_PER_STEP))
     refilledUpTo = [...turn].at(-1) ?? refilledUpTo
@@ -129,9 +131,12 @@ export function createStep(deps: StepDeps) {
   }
   type Plan = NonNullable<Awaited<ReturnType<typeof plan>>>
 
-  /** Lanes held longest make room for the endpoints that wait; their queued attempts go back (`toEnd`). */
-  async function makeRoom(now: number): Promise<void> {
-    const waiting = await leases.waitingSince(now - HOLD_MS, ENDPOINTS_PER_STEP)
+  /**
+   * Lanes held longest make room for the endpoints that wait; their queued attempts go back (`toEnd`).
+   * `now` is this host's time (a lane's), `dbNow` the database's (an endpoint's).
+   */
+  async function makeRoom(now: number, dbNow: number): Promise<void> {
+    const waiting = await leases.waitingSince(dbNow - HOLD_MS, ENDPOINTS_PER_STEP)
     const room = waiting - lanes.rotating()
     if (room > 0) unqueued.push(...lanes.rotate(now - HOLD_MS, room))
   }
@@ -144,6 +149,7 @@ export function createStep(deps: StepDeps) {
     const { ended, wants, idle } = work
     return handle.write(async (trx) => {
       const now = await databaseNow(handle, trx, clock)
+      databaseClock.learn(now)
       // Endpoint rows before their attempts, the order a disabling PATCH or a DELETE takes them in, and
       // all in one id order (PostgreSQL): those it touches, those it may let go, and every held one when
       // their leases are renewed. A redelivery locks an account's rows in that order too, and the leasing
