@@ -1,33 +1,14 @@
-import { hostname } from 'node:os'
 import type { ExpressionBuilder } from 'kysely'
 import type { Database, Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { PENDING } from './attempts.repository.js'
+import { isDeadOwner } from './owner.js'
 
 /** The endpoint a dispatcher leased, with what its lane starts from. */
 export interface LeasedEndpoint {
   id: number
   accountId: number
   failuresInRow: number
-}
-
-/**
- * A dispatcher's owner id: `host/pid/uuid`. On SQLite every process that shares the file runs on this
- * host, so a lease whose process is gone is known dead at once (a restart resumes without waiting for
- * it to lapse); elsewhere a lease ends when its owner stops renewing it.
- */
-export const ownerIdOf = (uuid: string): string => `${hostname()}/${process.pid}/${uuid}`
-
-/** Whether the process named in `owner` is known to be gone: this host, and no such process. */
-export function isDeadOwner(owner: string): boolean {
-  const [host, pid] = owner.split('/')
-  if (host !== hostname() || !pid || Number(pid) === process.pid) return false
-  try {
-    process.kill(Number(pid), 0)
-    return false
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH'
-  }
 }
 
 export type LeasesRepository = ReturnType<typeof createLeasesRepository>
@@ -81,7 +62,7 @@ export function createLeasesRepository(handle: DbHandle) {
   async function deadOwners(now: number): Promise<string[]> {
     if (handle.dialect !== 'sqlite') return []
     const rows = await heldByOthers(now)
-    return rows.map((row) => row.lease_owner as string).filter(isDeadOwner)
+    return rows.map((row) => row.lease_owner as string).filter((owner) => isDeadOwner(owner))
   }
 
   return {

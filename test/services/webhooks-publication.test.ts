@@ -5,7 +5,7 @@ import { connectDatabase } from '../../src/db/connect.js'
 import type { DbHandle } from '../../src/db/handle.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { createEventRecorder } from '../../src/events/events.publisher.js'
-import { ownerIdOf } from '../../src/webhooks/leases.repository.js'
+import { ownerIdOf } from '../../src/webhooks/owner.js'
 import { stepOf } from '../webhooks/step-harness.js'
 import { createTestDatabase } from './test-stores.js'
 

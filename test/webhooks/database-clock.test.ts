@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
 import { databaseNow } from '../../src/db/database-clock.js'
-import { ownerIdOf } from '../../src/webhooks/leases.repository.js'
+import { ownerIdOf } from '../../src/webhooks/owner.js'
 import { build, onServices } from '../helpers.js'
 import { endpointsWithDueAttempts } from './harness.js'
 import { stepOf } from './step-harness.js'

@@ -1,6 +1,8 @@
+import { hostname } from 'node:os'
 import { expect, it } from 'vitest'
 import { createLeasesRepository } from '../../src/webhooks/leases.repository.js'
-import { build } from '../helpers.js'
+import { ownerIdOf, startOf } from '../../src/webhooks/owner.js'
+import { build, onServices } from '../helpers.js'
 import { endpointsWithDueAttempts } from './harness.js'
 
 /**
@@ -27,3 +29,29 @@ it('leases endpoints with work in turn, one let go behind those that waited long
   }
   expect(leasedInTurn).toEqual([...ids, ...ids])
 })
+
+/**
+ * SQLite: a lease whose process is gone is taken at once, including one of an earlier process that had
+ * this process's pid (a container restarted: PID 1 again, the same host name), told apart by its start.
+ */
+it.skipIf(onServices || startOf('self') === '')(
+  'takes over at once the lease of an earlier process that had this pid',
+  async (context) => {
+    const t = await build(context)
+    const handle = t.deps.database
+    const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+    const now = t.clock.now()
+    await endpointsWithDueAttempts(handle.db, account, 1, now)
+    const earlier = `${hostname()}/${process.pid}/${Number(startOf('self')) - 500}/the-killed-one`
+    await handle.db
+      .updateTable('webhook_endpoints')
+      .set({ lease_owner: earlier, lease_until: now + 5_000 })
+      .execute()
+    const leases = createLeasesRepository(handle)
+    const owner = ownerIdOf('restarted')
+    const leased = await handle.write((trx) =>
+      leases.acquire(trx, { owner, now: now + 100, leaseMs: 5_000, limit: 1 }),
+    )
+    expect(leased).toHaveLength(1)
+  },
+)

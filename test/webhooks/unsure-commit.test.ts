@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
 import type { DbHandle } from '../../src/db/handle.js'
-import { ownerIdOf } from '../../src/webhooks/leases.repository.js'
+import { ownerIdOf } from '../../src/webhooks/owner.js'
 import { build, onServices, type TestApp } from '../helpers.js'
 import { endpointsWithDueAttempts } from './harness.js'
 import { sendingStepOf } from './step-harness.js'
