@@ -1,5 +1,5 @@
 import type { Span } from '@opentelemetry/api'
-import { inSpan } from '../tracing/tracing.js'
+import { inSpan, sharedBy } from '../tracing/tracing.js'
 import type { Db } from './database.js'
 import type { DbHandle } from './handle.js'
 
@@ -18,7 +18,7 @@ interface Pending<Item, Result> {
  * Every caller still resolves only after the commit that holds its write, and if that transaction
  * fails, every write in it fails (none is half-done). With tracing on each caller waits in a `group commit`
  * span that says how many writes shared the transaction; the transaction's statements are spans under the
- * first caller's (it scheduled the flush).
+ * first traced caller's, which the other traced callers' link to (`sharedBy`).
  *
  * @example const insert = createGroupCommit(handle, (trx, pets: NewPet[]) => insertPets(trx, pets, now))
  */
@@ -32,11 +32,15 @@ export function createGroupCommit<Item, Result>(
     const batch = queue
     queue = []
     try {
-      const results = await handle.write((trx) =>
-        writeAll(
-          trx,
-          batch.map((pending) => pending.item),
-        ),
+      const results = await sharedBy(
+        batch.map((pending) => pending.span),
+        () =>
+          handle.write((trx) =>
+            writeAll(
+              trx,
+              batch.map((pending) => pending.item),
+            ),
+          ),
       )
       for (const [index, pending] of batch.entries()) {
         pending.span?.setAttribute('petstore.group_commit.size', batch.length)

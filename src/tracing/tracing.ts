@@ -154,6 +154,25 @@ export function insideSpan(): boolean {
   return childTracer() !== undefined
 }
 
+/** The active span when tracing is on and it records (a batch notes its callers'); else undefined. */
+export function recordingSpan(): Span | undefined {
+  return childTracer() ? trace.getSpan(context.active()) : undefined
+}
+
+/**
+ * Work one caller runs for several (a group commit's transaction, one read for a turn's asks): its spans go
+ * under the first of `spans` that records, not merely under the caller that scheduled it (which may have
+ * been sampled out, and then they would be in no trace), and each other one that records gets a link to
+ * that one, so every traced caller leads to the statements it waited for. Plain `work()` when none records.
+ */
+export function sharedBy<T>(spans: readonly (Span | undefined)[], work: () => T): T {
+  const recording = spans.filter((span): span is Span => span?.isRecording() === true)
+  const [lead, ...others] = recording
+  if (!lead) return work()
+  for (const other of others) other.addLink({ context: lead.spanContext() })
+  return context.with(trace.setSpan(context.active(), lead), work)
+}
+
 /** A span for work already done, timed by its caller: Kysely reports each query once it has ended. */
 export function spanOfPast(name: string, durationMs: number, attributes: Attributes, error?: unknown): void {
   const maker = childTracer()

@@ -250,6 +250,66 @@ describe('requests', () => {
   })
 })
 
+describe('work shared by several requests', () => {
+  /** A caller's trace context that its sampler (parent-based, here) keeps out. */
+  const sampledOut = { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-00` }
+  const hasChild = (span: ReceivedSpan, name: string) =>
+    childrenOf(otlp.spans, span).some((child) => child.name === name)
+
+  test('a group commit flushed by a request sampled out still has its statements in the traced one’s trace', async () => {
+    // Eight creates sampled out arrive first, then a traced one: their group commit is scheduled by one of
+    // the eight. Until a round puts the traced one in a shared transaction.
+    for (let round = 0; round < 5; round++) {
+      const untraced = Array.from({ length: 8 }, () =>
+        call('/v1/pets', { method: 'POST', body: { name: 'Untraced', categoryId: 1 }, headers: sampledOut }),
+      )
+      const traced = await call('/v1/pets', { method: 'POST', body: { name: 'Shared', categoryId: 1 } })
+      await Promise.all(untraced)
+      const commit = (await underWhenThere(await serverSpanOf(traced), 'group commit')).find(
+        (span) => span.name === 'group commit',
+      ) as ReceivedSpan
+      if (Number(commit.attributes['petstore.group_commit.size']) < 2) continue
+      await underWhenThere(commit, 'INSERT pets')
+      expect(hasChild(commit, 'INSERT pets')).toBe(true)
+      return
+    }
+    throw new Error('no round put the traced create in a transaction it shared')
+  })
+
+  test.runIf(onServices)(
+    'reads of one turn answered by one statement: every traced request has it under its span or a link to it',
+    async () => {
+      const ids: number[] = []
+      for (let n = 0; n < 10; n++) {
+        const response = await call('/v1/pets', {
+          method: 'POST',
+          body: { name: `Batched ${n}`, categoryId: 1 },
+        })
+        ids.push(((await response.json()) as { id: number }).id)
+      }
+      const responses = await Promise.all(ids.map((id) => call(`/v1/pets/${id}`)))
+      const misses: ReceivedSpan[] = []
+      for (const response of responses) {
+        expect(response.status).toBe(200)
+        const below = await underWhenThere(await serverSpanOf(response), 'cache pet')
+        misses.push(
+          ...below.filter(
+            (span) => span.name === 'cache pet' && span.attributes['petstore.cache.hit'] === false,
+          ),
+        )
+      }
+      expect(misses.length).toBeGreaterThan(1)
+      await otlp.waitFor((all) => all.some((span) => span.name === 'SELECT pets'))
+      for (const miss of misses) {
+        const shared = miss.links.map((link) => otlp.spans.find((span) => span.spanId === link.spanId))
+        expect([miss, ...shared].some((span) => span !== undefined && hasChild(span, 'SELECT pets'))).toBe(
+          true,
+        )
+      }
+    },
+  )
+})
+
 describe('webhooks', () => {
   test('the fan-out and both attempts of a retried delivery link to the create that emitted the event', async () => {
     const subscribe = async (path: string) => {
