@@ -40,6 +40,18 @@ const types = {
  * parses and plans each once per connection). The change token is the current snapshot, one query per
  * turn of the event loop (snapshot-token.ts).
  */
+/**
+ * The `options` startup parameter: the server setting `setting` (`-c name=value`) after any that
+ * DATABASE_URL's own `options` names (which this replaces for the connection, and so keeps).
+ */
+export function withServerOption(url: string, setting: string): string {
+  let given: string | null = null
+  try {
+    given = new URL(url).searchParams.get('options')
+  } catch {}
+  return [given, `-c ${setting}`].filter(Boolean).join(' ')
+}
+
 export function openPostgres(
   database: Extract<DatabaseConfig, { kind: 'postgres' }>,
   timeoutMs?: number,
@@ -53,6 +65,10 @@ export function openPostgres(
       // A process frozen mid-transaction (SIGSTOP, a paused VM) keeps its connection and its locks: the
       // server ends such a session after the deadline, so no other instance waits on it for longer.
       idle_in_transaction_session_timeout: timeoutMs,
+      // Frozen while the server sends it a result (its socket full, its kernel still answering), it holds
+      // its locks in an active statement that no timeout above ends: the server closes a connection whose
+      // data stays unread for the deadline (`tcp_user_timeout`), which ends its transaction.
+      options: withServerOption(database.url, `tcp_user_timeout=${timeoutMs}`),
       connectionTimeoutMillis: timeoutMs,
     }),
     types,
