@@ -1,9 +1,11 @@
 import { connect } from 'node:net'
+import { context, propagation } from '@opentelemetry/api'
+import { NodeSDK } from '@opentelemetry/sdk-node'
 import { AlwaysOffSampler, AlwaysOnSampler, type Sampler } from '@opentelemetry/sdk-trace-base'
 import Fastify from 'fastify'
 import { expect, it, vi } from 'vitest'
 import { whenWritable } from '../http/pipelining.js'
-import { RequestSampling } from './request-sampling.js'
+import { RequestSampling, samplerOf } from './request-sampling.js'
 
 /**
  * A real server whose route `/slow` answers when told to, with `sampler` deciding at its door; `/queued`
@@ -30,6 +32,7 @@ async function serverDecidingBy(sampler: Sampler, abandonAfterMs?: number) {
     return { ok: true }
   })
   app.get('/healthz', async () => ({ ok: true }))
+  app.get('/untraced', async (request) => ({ traceId: request.untracedTraceId }))
   app.get('/queued', { onRequest: (_request, reply, done) => whenWritable(reply, done) }, async () => ({
     ok: true,
   }))
@@ -101,3 +104,38 @@ it('a traced request that never answers (it waited for its turn on a connection 
     await app.close()
   }
 })
+
+it.each(['b3multi', 'b3'])(
+  'with OTEL_PROPAGATORS=%s the door decides on the caller’s B3 trace (x-b3-* headers)',
+  async (propagators) => {
+    // The propagator the SDK builds from OTEL_PROPAGATORS (`b3` writes one header, reads both forms).
+    vi.stubEnv('OTEL_PROPAGATORS', propagators)
+    const sdk = new NodeSDK({ spanProcessors: [], instrumentations: [] })
+    sdk.start()
+    const { app, scope, address } = await serverDecidingBy(
+      samplerOf({ sampler: 'parentbased_traceidratio', ratio: 0 }),
+    )
+    try {
+      const traceId = '80f198ee56343ba864fe8b2a57d3eff7'
+      const caller = (sampled: string) => ({
+        'x-b3-traceid': traceId,
+        'x-b3-spanid': 'e457b5a2e4d86bd1',
+        'x-b3-sampled': sampled,
+      })
+      // The caller kept its trace: so does the service, whatever its ratio.
+      const kept = await fetch(`${address}/untraced`, { headers: caller('1') })
+      expect(await kept.json()).toEqual({ traceId: null })
+      expect(scope.holds).toBe(1)
+      // The caller dropped it: not traced, and the access log's trace id is the caller's.
+      const dropped = await fetch(`${address}/untraced`, { headers: caller('0') })
+      expect(await dropped.json()).toEqual({ traceId })
+      expect(scope.holds).toBe(1)
+    } finally {
+      await app.close()
+      await sdk.shutdown()
+      propagation.disable()
+      context.disable()
+      vi.unstubAllEnvs()
+    }
+  },
+)

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http'
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
 import {
   type Attributes,
   type Context,
@@ -7,6 +7,7 @@ import {
   propagation,
   ROOT_CONTEXT,
   SpanKind,
+  type TextMapGetter,
   TraceFlags,
   trace,
 } from '@opentelemetry/api'
@@ -85,10 +86,11 @@ type Answered = FastifyRequest & { [kAnswered]?: () => void }
 
 /**
  * Head sampling at the door. Whether a request is traced is decided in its first hook, by the same sampler
- * the SDK has, on the same inputs (the caller's `traceparent`, else a new trace id); a request sampled out
- * is then ignored by @fastify/otel, which makes no span, context or hook work for it. Without this,
- * @fastify/otel starts a non-recording span for each and runs the request inside its context: at 1% sampling
- * that was about 15 of the 38 µs of CPU tracing added to a listPets (docs/observability.md).
+ * the SDK has, on the same inputs (the caller's trace, from the headers OTEL_PROPAGATORS reads, else a new
+ * trace id); a request sampled out is then ignored by @fastify/otel, which makes no span, context or hook
+ * work for it. Without this, @fastify/otel starts a non-recording span for each and runs the request inside
+ * its context: at 1% sampling that was about 15 of the 38 µs of CPU tracing added to a listPets
+ * (docs/observability.md).
  *
  * The decision reaches @fastify/otel through two hand-offs that rely on Fastify running a request's
  * `onRequest` hooks in order, each synchronously after the one before (ours first, then @fastify/otel's,
@@ -96,7 +98,7 @@ type Answered = FastifyRequest & { [kAnswered]?: () => void }
  * - `ignores()` answers for the request `decide` has just seen (and, asked at any other time, for a
  *   route being registered or a 404 handler being run);
  * - `idGenerator` gives that span the trace id the decision was made on (a request without a caller's
- *   `traceparent`), so the SDK's sampler, asked again, answers the same and a `traceidratio` decision
+ *   trace), so the SDK's sampler, asked again, answers the same and a `traceidratio` decision
  *   stays consistent with the id downstream services see.
  * If either hand-off missed, the SDK's sampler would still decide alone: a request would at worst be
  * traced as if this gate were not there, or not at all.
@@ -110,6 +112,8 @@ export class RequestSampling {
   private serving = false
   /** The trace id its span is to have (a request with no caller's trace); taken by the next root span. */
   private nextTraceId: string | undefined
+  /** The headers that may carry a caller's trace (`traceHeadersRead`); undefined: any may. */
+  private traceHeaders: readonly string[] | undefined = []
 
   /**
    * `untraced(url)`: requests never traced whatever the sampler says (the probes, /metrics); `scope`: held
@@ -137,6 +141,8 @@ export class RequestSampling {
    * onSend hook; call it before @fastify/otel's plugin registers.
    */
   register(app: FastifyInstance): void {
+    // The SDK has set the propagator OTEL_PROPAGATORS names by now (sdk.ts starts it first).
+    this.traceHeaders = traceHeadersRead()
     app.decorateRequest('untracedTraceId', null)
     app.addHook('onRequest', (request, reply, done) => {
       this.decide(request)
@@ -204,10 +210,9 @@ export class RequestSampling {
     this.serving = true
     this.pending = undefined
     if (this.untraced(request.url)) return
-    const parent =
-      request.headers.traceparent === undefined
-        ? ROOT_CONTEXT
-        : propagation.extract(ROOT_CONTEXT, request.headers)
+    const parent = carriesTrace(request.headers, this.traceHeaders)
+      ? propagation.extract(ROOT_CONTEXT, request.headers)
+      : ROOT_CONTEXT
     const callerTraceId = trace.getSpanContext(parent)?.traceId
     const traceId = callerTraceId ?? this.ids.generateTraceId()
     const { decision } = this.sampler.shouldSample(parent, traceId, 'request', SpanKind.SERVER, {}, [])
@@ -215,4 +220,34 @@ export class RequestSampling {
     if (!this.pending) request.untracedTraceId = traceId
     else if (callerTraceId === undefined) this.nextTraceId = traceId
   }
+}
+
+/**
+ * The headers the global propagator (OTEL_PROPAGATORS) reads to find a caller's trace, learnt once by
+ * asking it to extract from no headers: a request with none of them carries no trace and is not asked.
+ * Not `propagation.fields()`, what a propagator writes: `b3` writes `b3` but reads `x-b3-*` too.
+ * Undefined when the propagator lists every header (`jaeger`, for its baggage): every request is asked.
+ */
+export function traceHeadersRead(): readonly string[] | undefined {
+  const read = new Set<string>()
+  let listsHeaders = false
+  const getter: TextMapGetter<object> = {
+    get: (_carrier, name) => {
+      read.add(name)
+      return undefined
+    },
+    keys: () => {
+      listsHeaders = true
+      return []
+    },
+  }
+  propagation.extract(ROOT_CONTEXT, {}, getter)
+  return listsHeaders ? undefined : [...read]
+}
+
+/** Whether a request has any of `names` (undefined: any header may carry a trace). */
+function carriesTrace(headers: IncomingHttpHeaders, names: readonly string[] | undefined): boolean {
+  if (names === undefined) return true
+  for (const name of names) if (headers[name] !== undefined) return true
+  return false
 }

@@ -60,6 +60,27 @@ test('a caller that sampled its request out: not traced here either, and the log
   expect(spans.some((span) => span.traceId === traceId)).toBe(false)
 })
 
+test('with OTEL_PROPAGATORS=b3multi a caller’s sampled B3 trace is kept and joined, whatever the ratio', async () => {
+  const receiver = await traced.receiver()
+  const { service, listPets } = await serve({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_PROPAGATORS: 'b3multi',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0',
+  })
+  const traceId = '80f198ee56343ba864fe8b2a57d3eff7'
+  const parent = 'e457b5a2e4d86bd1'
+  const response = await listPets({ 'x-b3-traceid': traceId, 'x-b3-spanid': parent, 'x-b3-sampled': '1' })
+  const line = await logLine(service, (entry) => entry.reqId === response.headers.get('x-request-id'))
+  expect(line.trace_id).toBe(traceId)
+  const spans = await receiver.waitFor((all) => all.some((span) => span.spanId === line.span_id))
+  expect(spans.find((span) => span.spanId === line.span_id)).toMatchObject({
+    name: 'GET /v1/pets',
+    traceId,
+    parentSpanId: parent,
+  })
+})
+
 test('a 404 traced because its caller sampled it: its handler span is a child named notFoundHandler', async () => {
   const receiver = await traced.receiver()
   const { service } = await serve({
