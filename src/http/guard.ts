@@ -135,8 +135,13 @@ function spanAttributes(apiKey: Principal | null, rateLimit: Decision): Attribut
     'petstore.account.id': apiKey?.id,
     'petstore.plan': apiKey?.plan ?? 'anonymous',
     'petstore.key.scope': apiKey?.scope,
-    'petstore.rate_limit.decision': rateLimit.outcome,
+    ...rateLimitAttributes(rateLimit),
   }
+}
+
+/** What a request's span says of the limiter's decision: the API's and the public surface's alike. */
+export function rateLimitAttributes(rateLimit: Decision): Attributes {
+  return { 'petstore.rate_limit.decision': rateLimit.outcome }
 }
 
 /**

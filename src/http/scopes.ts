@@ -4,9 +4,10 @@ import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
 import type { Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
 import { retryAfterOf } from '../rate-limit/windows.js'
+import { annotate, tracingEnabled } from '../tracing/tracing.js'
 import { registerCors } from './cors.js'
 import { notFoundHandler } from './error-handler.js'
-import { type GuardDeps, registerGuard } from './guard.js'
+import { type GuardDeps, rateLimitAttributes, registerGuard } from './guard.js'
 import { registerIndexRoute } from './index-route.js'
 import { serveOpenApi } from './openapi.js'
 import { registerApiHeaders } from './reply.js'
@@ -87,6 +88,7 @@ function limitPublicSurface(
 ): Promise<void> | undefined {
   const decided = deps.rateLimitStore.consume(`public:${request.ip}`, deps.limits, deps.clock.now())
   const settle = (decision: Awaited<typeof decided>) => {
+    if (tracingEnabled()) annotate(rateLimitAttributes(decision))
     if (decision.outcome === 'allowed') return
     const retryAfter = retryAfterOf(decision)
     throw new AppError(

@@ -58,6 +58,8 @@ beforeAll(async () => {
     LOG_LEVEL: 'info',
     PETSTORE_WEBHOOKS_ALLOW_PRIVATE: '1',
     PETSTORE_WEBHOOK_RETRY_SCALE: '0.0001',
+    // The public surface's 429 at the second request without a key in a minute (nothing else here sends one).
+    PETSTORE_PUBLIC_PER_MINUTE: '1',
     // The default protocol, OTLP/protobuf (test/tracing/otlp-receiver.ts decodes it).
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
     OTEL_BSP_SCHEDULE_DELAY: '50',
@@ -235,6 +237,24 @@ describe('requests', () => {
     expect(below.filter((child) => child.name.startsWith('handler') || child.name === 'SELECT pets')).toEqual(
       [],
     )
+  })
+
+  test('a 429 of the public surface (no key, limited per client IP): its SERVER span says the limiter refused', async () => {
+    const openApi = () => fetch(`${base()}/v1/openapi.json`)
+    const allowed = await openApi()
+    expect(allowed.status).toBe(200)
+    expect((await serverSpanOf(allowed)).attributes['petstore.rate_limit.decision']).toBe('allowed')
+    // One a minute: the next is refused (or the one after it, should a minute begin in between).
+    let refused = await openApi()
+    if (refused.status === 200) refused = await openApi()
+    expect(refused.status).toBe(429)
+    const span = await serverSpanOf(refused)
+    expect(span.attributes).toMatchObject({
+      'http.response.status_code': 429,
+      'petstore.rate_limit.decision': 'limited',
+    })
+    expect(span.attributes['petstore.key.id']).toBeUndefined()
+    expect(span.status.code ?? 0).toBe(0)
   })
 
   test('placeOrder: the order, its pet and its events written in the statements under one span', async () => {
