@@ -5,6 +5,7 @@ import { inSpan, linksTo, SpanKind, tracingEnabled } from '../tracing/tracing.js
 import { VERSION } from '../version.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
+import { endpointIdOf } from './endpoints.service.js'
 import { type createAgentPool, postWebhook } from './send.js'
 import { signatureHeader } from './signature.js'
 
@@ -34,8 +35,9 @@ export const RECHECK_AFTER_LOOKUP_MS = 1
 /**
  * Makes one attempt (`postAttempt`); with tracing on, in a CLIENT span of a trace of its own, linked to
  * the span of the change that emitted the event, however long after and on whichever instance. It names
- * the event, the endpoint and the attempt number, and ends with the answer's status, the error and the
- * duration. Never the URL's path nor a header: a URL may carry a token, a header the signature.
+ * the event and the endpoint by their public ids (`evt_…`, `we_…`, as partners and the API say them) and
+ * the attempt number, and ends with the answer's status, the error and the duration. Never the URL's
+ * path nor a header: a URL may carry a token, a header the signature.
  */
 export function makeAttempt(
   claimed: ClaimedAttempt,
@@ -45,7 +47,7 @@ export function makeAttempt(
   const attributes = {
     'petstore.event.id': eventIdOf(claimed.event.seq),
     'petstore.event.type': claimed.event.type,
-    'petstore.webhook.endpoint.id': claimed.endpoint.id,
+    'petstore.webhook.endpoint.id': endpointIdOf(claimed.endpoint.id),
     'petstore.webhook.attempt': claimed.attempt,
     'petstore.webhook.redelivery': claimed.redelivery,
     ...serverOf(claimed.endpoint.url),

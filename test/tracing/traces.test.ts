@@ -338,8 +338,7 @@ describe('webhooks', () => {
         body: { url: `http://127.0.0.1:${webhooks.port}${path}`, events: ['pet.created'] },
       })
       expect(subscribed.status).toBe(201)
-      const { id } = (await subscribed.json()) as { id: string }
-      return Number(id.slice('we_'.length))
+      return ((await subscribed.json()) as { id: string }).id
     }
     const endpointId = await subscribe('/hook')
     // A second subscriber: the fan-out writes two attempts, in one statement's span.
@@ -349,11 +348,11 @@ describe('webhooks', () => {
     const cause = await serverSpanOf(created)
     const linked = (span: ReceivedSpan) =>
       span.links.some((link) => link.traceId === cause.traceId && link.spanId !== '')
+    const attemptOfIt = (span: ReceivedSpan) => span.name === 'webhook attempt' && linked(span)
     const ours = (span: ReceivedSpan) =>
-      span.name === 'webhook attempt' &&
-      linked(span) &&
-      span.attributes['petstore.webhook.endpoint.id'] === endpointId
-    const spans = await otlp.waitFor((all) => all.filter(ours).length >= 2, 30_000)
+      attemptOfIt(span) && span.attributes['petstore.webhook.endpoint.id'] === endpointId
+    // Two attempts to each endpoint.
+    const spans = await otlp.waitFor((all) => all.filter(attemptOfIt).length >= 4, 30_000)
     const fanOut = spans.find((span) => span.name === 'webhook fan-out' && linked(span))
     expect(fanOut?.attributes['petstore.fan_out.attempts']).toBeGreaterThanOrEqual(2)
     // However many attempts a fan-out writes, their INSERT is one span (SQLite runs it once a row).
@@ -368,8 +367,15 @@ describe('webhooks', () => {
         (a, b) =>
           Number(a.attributes['petstore.webhook.attempt']) - Number(b.attributes['petstore.webhook.attempt']),
       )
-    const eventId = attempts[0]?.attributes['petstore.event.id']
-    expect(JSON.parse(webhooks.received.at(-1)?.body ?? '{}').data.object.id).toBe(pet.id)
+    // The ids partners see: the event's is the `webhook-id` header /hook got (twice), the endpoint's `we_…`.
+    const delivered = webhooks.received.filter(
+      (got) => got.url === '/hook' && JSON.parse(got.body).data.object.id === pet.id,
+    )
+    expect(delivered).toHaveLength(2)
+    const eventId = delivered[0]?.headers['webhook-id']
+    expect(eventId).toMatch(/^evt_/)
+    expect(delivered[1]?.headers['webhook-id']).toBe(eventId)
+    expect(endpointId).toMatch(/^we_[1-9][0-9]*$/)
     expect(attempts.map((span) => span.attributes)).toEqual([
       expect.objectContaining({
         'petstore.event.id': eventId,
