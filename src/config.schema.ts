@@ -9,6 +9,9 @@ import { resourceAttributesOf } from './resource-attributes.js'
  * `x-unset` says what an optional variable without a default means when it is not set.
  */
 
+/** OTLP over HTTP only: every collector and vendor takes it, so gRPC (`grpc`) is not offered. */
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const
+
 const HOST_NAME = /^(?=.*[A-Za-z-])[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/
 
 /** What a value of each format must be, in the one line a bad value gets. */
@@ -225,10 +228,16 @@ export const ConfigSchema = Type.Object({
     '`true` (in any case) keeps tracing off whatever the endpoint variables say',
     { default: 'false' },
   ),
-  OTEL_EXPORTER_OTLP_PROTOCOL: Type.Enum(['http/protobuf', 'http/json'], {
+  OTEL_EXPORTER_OTLP_PROTOCOL: Type.Enum(OTLP_PROTOCOLS, {
     default: 'http/protobuf',
     description: 'how spans are sent to the receiver',
   }),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Type.Optional(
+    Type.Enum(OTLP_PROTOCOLS, {
+      description: 'the same, by its traces-only name; wins over the previous variable',
+      'x-unset': 'the previous variable',
+    }),
+  ),
   OTEL_SERVICE_NAME: Type.Optional(
     Type.String({
       minLength: 1,

@@ -190,4 +190,25 @@ describe('loadConfig', () => {
     const spaced = { ...endpoint, OTEL_RESOURCE_ATTRIBUTES: ' service.name = a%2Cb ' }
     expect(loadConfig(spaced).tracing?.serviceName).toBeUndefined()
   })
+
+  test('tracing: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL wins over OTEL_EXPORTER_OTLP_PROTOCOL, and takes the same values', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
+    const protocolOf = (env: Record<string, string>) => loadConfig({ ...endpoint, ...env }).tracing?.protocol
+    expect(protocolOf({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' })).toBe('http/json')
+    expect(
+      protocolOf({
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+      }),
+    ).toBe('http/protobuf')
+    expect(protocolOf({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe('http/json')
+    // Empty is unset, as for every OpenTelemetry variable.
+    expect(
+      protocolOf({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '' }),
+    ).toBe('http/json')
+    for (const protocol of ['grpc', 'http', 'HTTP/JSON'])
+      expect(() => protocolOf({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol }), protocol).toThrow(
+        /^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be one of http\/protobuf, http\/json \(got/,
+      )
+  })
 })

@@ -143,7 +143,8 @@ function tracingOf(variables: Variables) {
   return {
     /** OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES' (undefined: the SDK reads it), then petstore. */
     serviceName: variables.OTEL_SERVICE_NAME ?? (resourceNamesService ? undefined : 'petstore'),
-    protocol: variables.OTEL_EXPORTER_OTLP_PROTOCOL,
+    /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL: the signal's own wins. */
+    protocol: variables.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? variables.OTEL_EXPORTER_OTLP_PROTOCOL,
     sampler: variables.OTEL_TRACES_SAMPLER,
     /** The share a `*traceidratio` sampler keeps: 1 unless set, as the SDK defaults it. */
     ratio: variables.OTEL_TRACES_SAMPLER_ARG ?? 1,

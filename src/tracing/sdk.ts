@@ -33,7 +33,8 @@ export interface StartedTracing {
 /**
  * Starts the OpenTelemetry SDK (the 2.x line with `sdk-node` 0.222, which runs on Node 20 to 26: see
  * README.md). The standard variables configure it (sampler, resource attributes, batch delay, endpoint,
- * headers); the exporter is OTLP over HTTP, protobuf or JSON by OTEL_EXPORTER_OTLP_PROTOCOL. Exports run
+ * headers); the exporter is OTLP over HTTP, protobuf or JSON by `config.protocol`
+ * (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL: config.ts). Exports run
  * in the background on batches: a collector that is down or slow costs dropped spans, counted in
  * `petstore_trace_spans_dropped_total`, never a request's time.
  */
