@@ -1,4 +1,5 @@
-import { describe, expect, test } from 'vitest'
+import { getNumberFromEnv } from '@opentelemetry/core'
+import { describe, expect, test, vi } from 'vitest'
 import { ConfigError, loadConfig } from './config.js'
 
 describe('loadConfig', () => {
@@ -189,6 +190,33 @@ describe('loadConfig', () => {
       )
     const spaced = { ...endpoint, OTEL_RESOURCE_ATTRIBUTES: ' service.name = a%2Cb ' }
     expect(loadConfig(spaced).tracing?.serviceName).toBeUndefined()
+  })
+
+  test('tracing: OTEL_TRACES_SAMPLER_ARG takes every ratio the SDK reads (`.01`, `1.`, `1e-2`); what the SDK would replace by 1 stops start-up', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
+    /** The ratio the SDK reads from the text (its own parser), when it would use it. */
+    const sdkRatio = (text: string) => {
+      vi.stubEnv('OTEL_TRACES_SAMPLER_ARG', text)
+      try {
+        const ratio = getNumberFromEnv('OTEL_TRACES_SAMPLER_ARG')
+        return ratio !== undefined && ratio >= 0 && ratio <= 1 ? ratio : undefined
+      } finally {
+        vi.unstubAllEnvs()
+      }
+    }
+    for (const text of ['0.01', '.01', '1.', '1e-2', '1E-2', '+0.5', ' 0.5 ', '0', '1', '0.0001']) {
+      const ratio = loadConfig({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: text }).tracing?.ratio
+      expect(ratio, text).toBe(Number(text))
+      expect(ratio, text).toBe(sdkRatio(text))
+    }
+    for (const text of ['abc', '1.5', '-0.1', '1e1', '   ', 'Infinity', '50%', '0,5', '0.5.1']) {
+      expect(sdkRatio(text), text).toBeUndefined()
+      expect(() => loadConfig({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: text }), text).toThrow(
+        /^OTEL_TRACES_SAMPLER_ARG must be a number from 0, at most 1 \(got/,
+      )
+    }
+    // Empty is unset, as for every OpenTelemetry variable: every trace, as the SDK defaults it.
+    expect(loadConfig({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: '' }).tracing?.ratio).toBe(1)
   })
 
   test('tracing: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL wins over OTEL_EXPORTER_OTLP_PROTOCOL, and takes the same values', () => {

@@ -70,10 +70,14 @@ function parseVariables(env: Env): Variables {
   return values as Variables
 }
 
-/** An integer's or a number's text as that number (NaN when it is none); other text as it is. */
+/**
+ * An integer's text as `parseInteger` reads it; a number's as the OpenTelemetry SDK reads
+ * OTEL_TRACES_SAMPLER_ARG (`Number()`: `0.01`, `.01`, `1.`, `1e-2`, spaces around it), blank text as none
+ * (NaN, as for text that is no number); other text as it is.
+ */
 function numberOf(schema: VariableSchema, text: string): string | number {
   if (schema.type === 'integer') return parseInteger(text)
-  if (schema.type === 'number') return /^\d+(\.\d+)?(e-?\d+)?$/i.test(text) ? Number(text) : Number.NaN
+  if (schema.type === 'number') return text.trim() === '' ? Number.NaN : Number(text)
   return text
 }
 
@@ -133,7 +137,15 @@ function toConfig(variables: Variables) {
   }
 }
 
-/** On exactly as an OpenTelemetry SDK would be: an OTLP endpoint is set and OTEL_SDK_DISABLED is not `true`. */
+/**
+ * On when an OTLP endpoint is set and OTEL_SDK_DISABLED is not `true` (in any case); without an endpoint
+ * no SDK is loaded (the SDK alone would export to localhost). The variables mean what they mean to the SDK;
+ * where the service is stricter, it is deliberate (docs/observability.md): a value the SDK would warn
+ * about and replace by its default (a sampler it does not know, a ratio that is blank, no number or
+ * outside [0, 1], an OTEL_SDK_DISABLED neither `true` nor `false`, resource attributes it would drop) stops
+ * start-up with one line naming the variable; OTEL_BSP_SCHEDULE_DELAY, any number to the SDK, must be whole
+ * milliseconds from 1; and `grpc`, a protocol the SDK offers, is refused (OTLP over HTTP only here).
+ */
 function tracingOf(variables: Variables) {
   const endpoint = variables.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? variables.OTEL_EXPORTER_OTLP_ENDPOINT
   if (endpoint === undefined || variables.OTEL_SDK_DISABLED.toLowerCase() === 'true') return undefined
