@@ -209,12 +209,16 @@ describe('loadConfig', () => {
       expect(ratio, text).toBe(Number(text))
       expect(ratio, text).toBe(sdkRatio(text))
     }
-    for (const text of ['abc', '1.5', '-0.1', '1e1', '   ', 'Infinity', '50%', '0,5', '0.5.1']) {
-      expect(sdkRatio(text), text).toBeUndefined()
+    const refused = (text: string) =>
       expect(() => loadConfig({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: text }), text).toThrow(
         /^OTEL_TRACES_SAMPLER_ARG must be a number from 0, at most 1 \(got/,
       )
+    for (const text of ['abc', '1.5', '-0.1', '1e1', '   ', 'Infinity', '50%', '0,5', '0.5.1']) {
+      expect(sdkRatio(text), text).toBeUndefined()
+      refused(text)
     }
+    // Texts `Number()` reads that are no decimal: the SDK takes them, the service (as for any number) not.
+    for (const text of ['0x1', '0b1', '0o1']) refused(text)
     // Empty is unset, as for every OpenTelemetry variable: every trace, as the SDK defaults it.
     expect(loadConfig({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: '' }).tracing?.ratio).toBe(1)
   })

@@ -71,13 +71,15 @@ function parseVariables(env: Env): Variables {
 }
 
 /**
- * An integer's text as `parseInteger` reads it; a number's as the OpenTelemetry SDK reads
- * OTEL_TRACES_SAMPLER_ARG (`Number()`: `0.01`, `.01`, `1.`, `1e-2`, spaces around it), blank text as none
- * (NaN, as for text that is no number); other text as it is.
+ * A decimal number as the OpenTelemetry SDK reads OTEL_TRACES_SAMPLER_ARG (`Number()`: `0.01`, `.01`, `1.`,
+ * `1e-2`, a sign, spaces around it), but never the other texts `Number()` takes (`0x10`, `Infinity`, blank).
  */
+const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i
+
+/** An integer's text as `parseInteger` reads it; a number's if DECIMAL (else NaN); other text as it is. */
 function numberOf(schema: VariableSchema, text: string): string | number {
   if (schema.type === 'integer') return parseInteger(text)
-  if (schema.type === 'number') return text.trim() === '' ? Number.NaN : Number(text)
+  if (schema.type === 'number') return DECIMAL.test(text) ? Number(text) : Number.NaN
   return text
 }
 
@@ -141,7 +143,7 @@ function toConfig(variables: Variables) {
  * On when an OTLP endpoint is set and OTEL_SDK_DISABLED is not `true` (in any case); without an endpoint
  * no SDK is loaded (the SDK alone would export to localhost). The variables mean what they mean to the SDK;
  * where the service is stricter, it is deliberate (docs/observability.md): a value the SDK would warn
- * about and replace by its default (a sampler it does not know, a ratio that is blank, no number or
+ * about and replace by its default (a sampler it does not know, a ratio that is blank, no decimal number or
  * outside [0, 1], an OTEL_SDK_DISABLED neither `true` nor `false`, resource attributes it would drop) stops
  * start-up with one line naming the variable; OTEL_BSP_SCHEDULE_DELAY, any number to the SDK, must be whole
  * milliseconds from 1; and `grpc`, a protocol the SDK offers, is refused (OTLP over HTTP only here).
