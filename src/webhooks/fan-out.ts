@@ -80,7 +80,13 @@ export function createFanOut(handle: DbHandle) {
     if (waiting.length === 0) return 0
     // With tracing on: a span of its own, linked to each event's change (the span limits keep 128 links).
     const links = linksTo(waiting.map((event) => event.trace_parent))
-    const attributes = { 'petstore.fan_out.events': waiting.length }
+    // The events it looked at, by the number in their ids (evt_…42 is 42): a search finds the fan-out
+    // of an event that has no attempt to show.
+    const attributes = {
+      'petstore.fan_out.events': waiting.length,
+      'petstore.fan_out.first_event_seq': waiting[0]?.seq ?? 0,
+      'petstore.fan_out.last_event_seq': waiting.at(-1)?.seq ?? 0,
+    }
     return inSpan('webhook fan-out', attributes, (span) => fanOutWaiting(trx, waiting, now, span), {
       links,
       root: true,

@@ -375,6 +375,10 @@ describe('webhooks', () => {
     const eventId = delivered[0]?.headers['webhook-id']
     expect(eventId).toMatch(/^evt_/)
     expect(delivered[1]?.headers['webhook-id']).toBe(eventId)
+    // The fan-out says which events it looked at, by the number in their ids.
+    const seq = Number(String(eventId).slice('evt_'.length))
+    expect(fanOut?.attributes['petstore.fan_out.first_event_seq']).toBeLessThanOrEqual(seq)
+    expect(fanOut?.attributes['petstore.fan_out.last_event_seq']).toBeGreaterThanOrEqual(seq)
     expect(endpointId).toMatch(/^we_[1-9][0-9]*$/)
     expect(attempts.map((span) => span.attributes)).toEqual([
       expect.objectContaining({
