@@ -64,34 +64,56 @@ function describeError(error: ErrorObject | undefined, httpPart: string | undefi
   // Header names are lower-cased by Node: show them as clients write them.
   const field = httpPart === 'headers' ? path.replace(/(^|-)[a-z]/g, (start) => start.toUpperCase()) : path
   const params = error.params as Record<string, unknown>
+  const schema = error.parentSchema as JsonSchema
   switch (error.keyword) {
     case 'required':
       return `${params.missingProperty} is required`
     case 'additionalProperties': {
-      const allowed = Object.keys((error.parentSchema as JsonSchema).properties ?? {}).join(', ')
+      const allowed = Object.keys(schema.properties ?? {}).join(', ')
       return `unknown field "${params.additionalProperty}": the allowed fields are ${allowed}`
     }
     case 'pattern':
-      return `${field} must be ${(error.parentSchema as JsonSchema)['x-expected'] ?? 'well-formed'}`
+      return `${field} must be ${schema['x-expected'] ?? 'well-formed'}`
     case 'minProperties': {
-      const fields = Object.keys((error.parentSchema as JsonSchema).properties ?? {}).join(', ')
+      const fields = Object.keys(schema.properties ?? {}).join(', ')
       return `the ${httpPart ?? 'request'} is empty: send at least one of ${fields}`
     }
     default:
       if (field === '')
         return httpPart === 'body' ? 'the body must be a JSON object' : `the ${httpPart} is not valid`
-      return `${field} must be ${expectation(error.parentSchema as JsonSchema)}`
+      return `${field} ${describeBound(error.keyword, params.limit as number) ?? `must be ${expectation(schema)}`}`
   }
 }
 
+/** The rule a size keyword of an array or a string sets, with its limit; undefined for any other keyword. */
+function describeBound(keyword: string, limit: number): string | undefined {
+  switch (keyword) {
+    case 'minItems':
+      return `must have at least ${counted(limit, 'item')}`
+    case 'maxItems':
+      return `must have at most ${counted(limit, 'item')}`
+    case 'uniqueItems':
+      return 'must not repeat an item'
+    case 'minLength':
+      return limit === 1 ? 'must not be empty' : `must be at least ${counted(limit, 'character')} long`
+    case 'maxLength':
+      return `must be at most ${counted(limit, 'character')} long`
+    default:
+      return undefined
+  }
+}
+
+const counted = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
+
+/** What a value must be, for the type, enum or numeric bound it broke. */
 function expectation(schema: JsonSchema): string {
   if (schema.enum) return `one of ${schema.enum.join(', ')}`
-  if (schema.type === 'integer') {
-    if (schema.minimum !== undefined && schema.maximum !== undefined) {
-      return `an integer from ${schema.minimum} to ${schema.maximum}`
-    }
-    return 'an integer'
-  }
-  if (schema.type === 'string') return 'a string'
-  return `of type ${schema.type}`
+  if (schema.type !== 'integer') return TYPE_WORDS[schema.type ?? ''] ?? `of type ${schema.type}`
+  const { minimum, maximum } = schema
+  if (minimum !== undefined && maximum !== undefined) return `an integer from ${minimum} to ${maximum}`
+  if (minimum !== undefined) return `an integer of at least ${minimum}`
+  if (maximum !== undefined) return `an integer of at most ${maximum}`
+  return 'an integer'
 }
+
+const TYPE_WORDS: Record<string, string> = { string: 'a string', array: 'an array', object: 'a JSON object' }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SUBSCRIPTIONS } from '../../src/webhooks/webhooks.schemas.js'
 import { startWebhookApp, type WebhookApp } from './harness.js'
 
 let t: WebhookApp
@@ -87,6 +88,30 @@ describe('webhook endpoints', () => {
     expect((await create(reader)).status).toBe(403)
     expect((await t.api(key, 'PATCH', '/webhook_endpoints/we_1', {})).status).toBe(400)
     expect((await t.api(key, 'GET', '/webhook_endpoints/12')).status).toBe(400)
+  })
+
+  it('names the rule a field breaks and its limit, on creation and on change', async () => {
+    const cases = [
+      [{ url, events: [] }, 'events must have at least 1 item'],
+      [{ url, events: ['*', '*'] }, 'events must not repeat an item'],
+      [{ url, events: [...SUBSCRIPTIONS, '*'] }, `events must have at most ${SUBSCRIPTIONS.length} items`],
+      [{ url, events: '*' }, 'events must be an array'],
+      [{ url: '', events: ['*'] }, 'url must not be empty'],
+      [{ url: `${url}?${'q'.repeat(2048)}`, events: ['*'] }, 'url must be at most 2048 characters long'],
+      [
+        { url, events: ['*'], description: 'd'.repeat(501) },
+        'description must be at most 500 characters long',
+      ],
+    ] as const
+    const endpoint = await (await create(key)).json()
+    for (const [body, message] of cases) {
+      const created = await create(key, body)
+      expect(created.status, JSON.stringify(body).slice(0, 80)).toBe(400)
+      expect((await created.json()).message).toBe(message)
+      const patched = await t.api(key, 'PATCH', `/webhook_endpoints/${endpoint.id}`, body)
+      expect(patched.status).toBe(400)
+      expect((await patched.json()).message).toBe(message)
+    }
   })
 
   it('allows 10 live endpoints per account', async () => {
