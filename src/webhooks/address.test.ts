@@ -104,6 +104,10 @@ describe('checkWebhookUrl refuses the form of the URL before any lookup', () => 
     ['example.com/hook', 'the webhook URL is not a valid absolute URL'],
     ['https://999.1.1.1/', 'the webhook URL is not a valid absolute URL'],
     [`https://example.com/${'a'.repeat(2040)}`, 'webhook URLs must be at most 2048 characters long'],
+    [
+      `https://example.com/${'€'.repeat(250)}`,
+      'webhook URLs must be at most 2048 characters long once percent-encoded, and this one has 2270',
+    ],
   ])('%s', async (raw, expected) => {
     const { asked, resolve } = fakeResolver({ 'example.com': [{ address: '93.184.216.34', family: 4 }] })
     expect(await refusal(raw, rules({ resolve }))).toBe(expected)

@@ -37,7 +37,7 @@ export class WebhookUrlError extends Error {
   }
 }
 
-/** Webhook URLs are at most this long (the schema's `maxLength` and the rules' check alike). */
+/** Webhook URLs are at most this long, as sent (the schema's `maxLength`) and as stored (normalised). */
 export const MAX_URL_LENGTH = 2048
 
 /**
@@ -69,6 +69,12 @@ function parseWebhookUrl(raw: string, rules: AddressRules): URL {
   if (!URL.canParse(raw)) throw new WebhookUrlError('the webhook URL is not a valid absolute URL')
   // WHATWG parsing turns every spelling of an IPv4 address (decimal, octal, hex, short) into dotted decimal.
   const url = new URL(raw)
+  // What is stored and sent is the normalised form, which percent-encoding can make far longer (€ is %E2%82%AC).
+  if (url.href.length > MAX_URL_LENGTH) {
+    throw new WebhookUrlError(
+      `webhook URLs must be at most ${MAX_URL_LENGTH} characters long once percent-encoded, and this one has ${url.href.length}`,
+    )
+  }
   const httpAllowed = rules.allowHttp || rules.allowPrivate
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && httpAllowed)) {
     throw new WebhookUrlError(`webhook URLs must use https, not ${url.protocol.slice(0, -1)}`)

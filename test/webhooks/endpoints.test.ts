@@ -114,6 +114,24 @@ describe('webhook endpoints', () => {
     }
   })
 
+  it('refuses a URL whose stored, percent-encoded form is over 2048 characters, on creation and on change', async () => {
+    const owner = await t.issueKey()
+    const long = `${url}/${'€'.repeat(700)}` // 721 characters as sent; each € is stored as %E2%82%AC
+    const stored = new URL(long).href.length
+    const message = `url: webhook URLs must be at most 2048 characters long once percent-encoded, and this one has ${stored}`
+    const created = await create(owner, { url: long, events: ['*'] })
+    expect(created.status).toBe(400)
+    expect((await created.json()).message).toBe(message)
+    expect(await (await t.api(owner, 'GET', '/webhook_endpoints')).json()).toEqual([])
+    const endpoint = await (await create(owner)).json()
+    const patched = await t.api(owner, 'PATCH', `/webhook_endpoints/${endpoint.id}`, { url: long })
+    expect(patched.status).toBe(400)
+    expect((await patched.json()).message).toBe(message)
+    const fits = `${url}/${'€'.repeat(200)}`
+    const accepted = await t.api(owner, 'PATCH', `/webhook_endpoints/${endpoint.id}`, { url: fits })
+    expect((await accepted.json()).url).toBe(new URL(fits).href)
+  })
+
   it('allows 10 live endpoints per account', async () => {
     const owner = await t.issueKey()
     const made = []
