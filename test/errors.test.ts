@@ -93,6 +93,8 @@ describe('createPet refuses bad bodies with 400 invalid_request and stores nothi
     expect(unknown.json().message).toContain('"colour"')
     const missing = await t.app.inject(post({ categoryId: 1 }))
     expect(missing.json().message).toBe('name is required')
+    const surrogate = await t.app.inject(post('{"name":"Re\\ud800x","categoryId":1}'))
+    expect(surrogate.json().message).toBe('name must be valid Unicode (no lone surrogates)')
   })
 
   test.each([

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js'
+import { refuseLoneSurrogates } from '../unicode.js'
 
 const MAX_NAME_CODE_POINTS = 100
 // Unicode category Cc: C0 controls, DEL and C1 controls.
@@ -14,7 +15,6 @@ export function normalisePetName(sent: string): string {
   }
   if (CONTROL_CHARACTER.test(name))
     throw new AppError('invalid_request', 'name must not contain control characters')
-  if (!name.isWellFormed())
-    throw new AppError('invalid_request', 'name must be valid Unicode (no lone surrogates)')
+  refuseLoneSurrogates('name', name)
   return name
 }

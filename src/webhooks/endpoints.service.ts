@@ -7,6 +7,7 @@ import { AppError } from '../errors.js'
 import { publishEvents } from '../events/events.publisher.js'
 import { parseInteger } from '../integer.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
+import { refuseLoneSurrogates } from '../unicode.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import { createAttemptsRepository } from './attempts.repository.js'
 import { createDisabler } from './disable.js'
@@ -61,6 +62,8 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
 
   /** The URL as the address rules judge it now: a 400 naming the reason when they refuse it. */
   async function judge(url: string): Promise<string> {
+    // WHATWG parsing would turn a lone surrogate into an encoded U+FFFD: a URL the partner never wrote.
+    refuseLoneSurrogates('url', url)
     try {
       return (await checkWebhookUrl(url, deps.rules)).url.href
     } catch (error) {
@@ -77,6 +80,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
   }
 
   async function create(apiKeyId: number, body: NewWebhookEndpoint) {
+    if (body.description) refuseLoneSurrogates('description', body.description)
     const url = await judge(body.url)
     const secret = newSecret()
     const row = await handle.write(async (trx) => {
@@ -112,6 +116,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     id: string,
     changes: WebhookEndpointPatch,
   ): Promise<WebhookEndpoint> {
+    if (changes.description) refuseLoneSurrogates('description', changes.description)
     const url = changes.url === undefined ? undefined : await judge(changes.url)
     const now = clock.now()
     const patched = await handle.write(async (trx) => {

@@ -132,6 +132,27 @@ describe('webhook endpoints', () => {
     expect((await accepted.json()).url).toBe(new URL(fits).href)
   })
 
+  it('refuses text that is not valid Unicode (a lone surrogate) rather than store it changed', async () => {
+    const endpoint = await (await create(key)).json()
+    const cases = [
+      [
+        { url, events: ['*'], description: 'x\ud800y' },
+        'description must be valid Unicode (no lone surrogates)',
+      ],
+      [{ url: `${url}?x=\udc00`, events: ['*'] }, 'url must be valid Unicode (no lone surrogates)'],
+    ] as const
+    for (const [body, message] of cases) {
+      const created = await create(key, body)
+      expect(created.status).toBe(400)
+      expect((await created.json()).message).toBe(message)
+      const patched = await t.api(key, 'PATCH', `/webhook_endpoints/${endpoint.id}`, body)
+      expect(patched.status).toBe(400)
+      expect((await patched.json()).message).toBe(message)
+    }
+    const read = await (await t.api(key, 'GET', `/webhook_endpoints/${endpoint.id}`)).json()
+    expect(read).toMatchObject({ url, description: null })
+  })
+
   it('allows 10 live endpoints per account', async () => {
     const owner = await t.issueKey()
     const made = []
