@@ -40,6 +40,36 @@ describe('scopes', () => {
     expect(remaining(refused)).toBe(remaining(before) - 1)
     expect((await list(key)).json()).toEqual(before.json())
   })
+
+  test.each([
+    ['POST', '/v1/nope', 404],
+    ['PUT', '/v1/webhook_endpoints/we_17', 405],
+    ['OPTIONS', '/v1/events', 405],
+    ['POST', '/v1/webhook_endpoints/we_1%ZZ', 400],
+    ['PATCH', '/v1/webhook_endpoints/we_1%ZZ', 400],
+    ['DELETE', '/v1/pets/1', 403],
+  ] as const)(
+    'a read key gets what the route answers first: %s %s is %d, counted',
+    async (method, url, status) => {
+      const reader = (await issue({ plan: 'free', scope: 'read' })).key
+      const writer = (await issue({ plan: 'free' })).key
+      const send = (key: string) => t.app.inject({ method, url, headers: t.auth(key) })
+      const [read, written] = [await send(reader), await send(writer)]
+      expect(read.statusCode).toBe(status)
+      expect(read.headers.allow).toBe(written.headers.allow)
+      expect(remaining(read)).toBe(59)
+      if (status !== 403)
+        expect(read.json()).toEqual({ ...written.json(), requestId: read.headers['x-request-id'] })
+    },
+  )
+
+  test('with CORS, an OPTIONS that is no preflight is a 405 for a read key too', async (context) => {
+    const cors = await build(context, { env: { CORS_ORIGINS: 'https://shop.example' } })
+    const { key } = await cors.deps.apiKeys.issueApiKey({ plan: 'free', scope: 'read' })
+    const response = await cors.app.inject({ method: 'OPTIONS', url: '/v1/events', headers: cors.auth(key) })
+    expect(response.statusCode).toBe(405)
+    expect(response.headers.allow).toBe('GET, HEAD')
+  })
 })
 
 describe('expiry', () => {

@@ -50,7 +50,8 @@ export interface GuardDeps {
   metrics: Metrics
 }
 
-const READ_METHODS = new Set(['GET', 'HEAD'])
+/** Methods of no operation that writes: GET and HEAD read; OPTIONS is only ever CORS's (see `writes`). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 const BEARER = /^Bearer +(\S+) *$/i
 
 /**
@@ -95,8 +96,10 @@ function guard(request: FastifyRequest, deps: GuardDeps): Promise<void> | undefi
 
 /**
  * Counts the request, records the caller, and throws the refusal, the authentication failure or the
- * missing scope (after counting: a `read` key's write counts like any request). A verified key asking
- * for its own standing (`/v1/rate_limit`) is looked at, not counted, and answered even while banned.
+ * missing scope (after counting: a `read` key's write counts like any request). The scope is judged only
+ * for an operation that writes: an unknown path or method gets its 404 or 405 first, a malformed URL its
+ * 400. A verified key asking for its own standing (`/v1/rate_limit`) is looked at, not counted, and
+ * answered even while banned.
  */
 function admit(
   request: FastifyRequest,
@@ -121,7 +124,8 @@ function admit(
     }
     // A URL that does not decode is a 400 with or without a key (CONTRACT §12), once counted.
     if (failure) throw malformedTargetError(request) ?? failure
-    if (apiKey?.scope === 'read' && !READ_METHODS.has(request.method)) throw insufficientScope(request.method)
+    if (apiKey?.scope === 'read' && writes(request))
+      throw malformedTargetError(request) ?? insufficientScope(request.method)
   }
   if (decided instanceof Promise) return decided.then(settle)
   settle(decided)
@@ -173,6 +177,15 @@ function authFailure(error: unknown): AppError {
   if (!(error instanceof AppError) || error.code !== 'unauthorized') throw error
   if (error.headers['www-authenticate']) return error
   return new AppError('unauthorized', error.message, { 'www-authenticate': 'Bearer error="invalid_token"' })
+}
+
+/**
+ * Whether the request reached an operation that writes. The guard runs once the router has chosen, so an
+ * unmatched path or method is the not-found handler's (`is404`: its 404, or 405 with Allow). OPTIONS
+ * matches only CORS's catch-all route, which hands any request that is not a preflight to that handler.
+ */
+function writes(request: FastifyRequest): boolean {
+  return !request.is404 && !SAFE_METHODS.has(request.method)
 }
 
 function insufficientScope(method: string): AppError {
