@@ -54,8 +54,12 @@ function refuseAmbiguousEncoding(headers: IncomingHttpHeaders): void {
   }
 }
 
+/**
+ * An empty body is no body, whatever its Content-Type says: an operation that takes none, or only optional
+ * fields, is fine with it, and one that needs a body refuses it as it refuses a request without one.
+ */
 function parseJson(body: Buffer): unknown {
-  if (body.length === 0) throw new AppError('invalid_request', 'the body is empty: send a JSON object')
+  if (body.length === 0) return undefined
   let text: string
   try {
     text = UTF8.decode(body)

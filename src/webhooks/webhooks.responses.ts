@@ -113,6 +113,8 @@ export const sendTestEventResponses = {
       message: 'webhook endpoint we_7 is disabled: enable it to send it a test event',
     },
   }),
+  // It takes no body, yet a body sent is read as any other: too large, or not JSON, it is refused.
+  ...BODY_ERRORS,
   ...COMMON_ERRORS,
   429: rateLimitedResponse({
     when: `the endpoint had ${TEST_EVENTS_PER_MINUTE} test events this minute`,
