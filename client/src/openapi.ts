@@ -1519,6 +1519,56 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Error: `payload_too_large`: the body is over 64 KiB. */
+            413: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type`: the body is not JSON. */
+            415: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Error: `rate_limited`: a per-minute or per-day limit is reached (unauthenticated requests are limited per client IP with the Free numbers); `key_banned`: requests kept coming after 429s, so the key or IP is refused until the ban ends. */
             429: {
                 headers: {
@@ -3808,6 +3858,56 @@ export interface operations {
             };
             /** @description Error: `not_found`: the calling account has no endpoint with this id (another account's is not told apart). */
             404: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large`: the body is over 64 KiB. */
+            413: {
+                headers: {
+                    /** @description Identifies the request; the one the client sent, if sane. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the window with the fewest left (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window (0 during a ban). */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time in seconds at which Remaining goes back up (the window end, or the ban end). */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft: both windows, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft: the binding window, e.g. `"minute";r=59;t=30`. */
+                    RateLimit?: string;
+                    /** @description `no-store`: responses carry data of the caller's key. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type`: the body is not JSON. */
+            415: {
                 headers: {
                     /** @description Identifies the request; the one the client sent, if sane. */
                     "X-Request-Id"?: string;

@@ -95,7 +95,10 @@ export const BODY_LIMIT_BYTES = 64 * 1024
 export const BODY_TOO_LARGE = `the body must be at most ${BODY_LIMIT_BYTES / 1024} KiB`
 export const NOT_JSON = 'Content-Type must be application/json'
 
-/** The refusals of a body too large or not JSON: for every operation that takes a body, or a POST that takes none. */
+/**
+ * The refusals of a body too large or not JSON, for every operation a body can be sent to (each POST, PATCH
+ * and DELETE): one that takes none still reads a body sent to it, as Fastify reads every body but a GET's.
+ */
 export const BODY_ERRORS = {
   413: errorResponse({
     payload_too_large: { when: `the body is over ${BODY_LIMIT_BYTES / 1024} KiB`, message: BODY_TOO_LARGE },

@@ -155,5 +155,6 @@ export const deletePetResponses = {
       message: 'pet 42 has an open order: deliver or cancel it first',
     },
   }),
+  ...BODY_ERRORS,
   ...COMMON_ERRORS,
 }

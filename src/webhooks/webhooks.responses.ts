@@ -90,6 +90,7 @@ export const deleteEndpointResponses = {
   400: invalidRequest('endpointId must be an endpoint id like we_12'),
   403: INSUFFICIENT_SCOPE,
   404: endpointNotFound,
+  ...BODY_ERRORS,
   ...COMMON_ERRORS,
 }
 
@@ -113,7 +114,6 @@ export const sendTestEventResponses = {
       message: 'webhook endpoint we_7 is disabled: enable it to send it a test event',
     },
   }),
-  // It takes no body, yet a body sent is read as any other: too large, or not JSON, it is refused.
   ...BODY_ERRORS,
   ...COMMON_ERRORS,
   429: rateLimitedResponse({

@@ -1,11 +1,11 @@
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildTestApp, type TestApp } from '../helpers.js'
+import { buildTestApp, type TestApp } from './helpers.js'
 
 /**
- * The POSTs that take no body (a test event) or only optional fields (a secret rotation, a redelivery):
- * clients that always send `Content-Type: application/json` send them an empty body, and a body sent to
- * one is read as any other. Each answer is one the OpenAPI document lists (CONTRACT §9).
+ * The operations that take no body (a test event, a DELETE) or only optional fields (a secret rotation, a
+ * redelivery): clients that always send `Content-Type: application/json` send them an empty body, and a
+ * body sent to one is read as any other. Each answer is one the OpenAPI document lists (CONTRACT §9).
  */
 let t: TestApp
 let auth: Record<string, string>
@@ -79,4 +79,21 @@ test('an operation that needs a body still refuses an empty one', async () => {
   const empty = await t.app.inject({ method: 'POST', url: '/v1/pets', headers, payload: '' })
   expect(empty.statusCode).toBe(400)
   expect(empty.json().message).toBe('the body must be a JSON object')
+})
+
+test('every operation a body can be sent to lists 413 and 415: a DELETE refuses a body that is not JSON', async () => {
+  const document = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json()
+  type Operation = { operationId: string; responses: object }
+  const paths = Object.values(document.paths) as Record<string, Operation>[]
+  const operations = paths.flatMap((path) =>
+    ['post', 'patch', 'delete'].flatMap((method) => (path[method] ? [path[method]] : [])),
+  )
+  expect(operations.length).toBeGreaterThan(8)
+  for (const { operationId, responses } of operations) {
+    expect(Object.keys(responses), operationId).toEqual(expect.arrayContaining(['413', '415']))
+  }
+  for (const url of ['/v1/pets/424242', '/v1/webhook_endpoints/we_424242']) {
+    const headers = { ...auth, 'content-type': 'text/plain' }
+    expect((await t.app.inject({ method: 'DELETE', url, headers, payload: 'x' })).statusCode).toBe(415)
+  }
 })
