@@ -1,7 +1,6 @@
-import { hostname } from 'node:os'
 import { expect, it } from 'vitest'
 import { createLeasesRepository } from '../../src/webhooks/leases.repository.js'
-import { ownerIdOf, startOf } from '../../src/webhooks/owner.js'
+import { ownerIdIn, ownerIdOf, thisProcess } from '../../src/webhooks/owner.js'
 import { build, onServices } from '../helpers.js'
 import { endpointsWithDueAttempts } from './harness.js'
 
@@ -34,7 +33,7 @@ it('leases endpoints with work in turn, one let go behind those that waited long
  * SQLite: a lease whose process is gone is taken at once, including one of an earlier process that had
  * this process's pid (a container restarted: PID 1 again, the same host name), told apart by its start.
  */
-it.skipIf(onServices || startOf('self') === '')(
+it.skipIf(onServices || thisProcess.start === '' || thisProcess.namespace === '')(
   'takes over at once the lease of an earlier process that had this pid',
   async (context) => {
     const t = await build(context)
@@ -42,7 +41,10 @@ it.skipIf(onServices || startOf('self') === '')(
     const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
     const now = t.clock.now()
     await endpointsWithDueAttempts(handle.db, account, 1, now)
-    const earlier = `${hostname()}/${process.pid}/${Number(startOf('self')) - 500}/the-killed-one`
+    const earlier = ownerIdIn(
+      { ...thisProcess, start: String(Number(thisProcess.start) - 500) },
+      'the-killed-one',
+    )
     await handle.db
       .updateTable('webhook_endpoints')
       .set({ lease_owner: earlier, lease_until: now + 5_000 })
