@@ -41,23 +41,31 @@ const types = {
  * turn of the event loop (snapshot-token.ts).
  */
 /**
- * The `options` startup parameter: the server setting `setting` (`-c name=value`) after any that
- * DATABASE_URL's own `options` names (which this replaces for the connection, and so keeps).
+ * DATABASE_URL and the `options` startup parameter that sets the server setting `setting` (`-c name=value`)
+ * after those DATABASE_URL's own `options` names, or else PGOPTIONS (node-postgres lets a URL's `options`
+ * replace the one given beside it, and reads PGOPTIONS only when none is given): the URL comes back
+ * without its `options`, the rest of it as written.
  */
-export function withServerOption(url: string, setting: string): string {
-  let given: string | null = null
-  try {
-    given = new URL(url).searchParams.get('options')
-  } catch {}
-  return [given, `-c ${setting}`].filter(Boolean).join(' ')
+export function withServerOption(
+  url: string,
+  setting: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { url: string; options: string } {
+  const [base = url, query] = url.split(/\?(.*)/s)
+  const given = query === undefined ? null : new URLSearchParams(query).get('options')
+  const rest = query?.split('&').filter((part) => !/^options(=|$)/.test(part))
+  const kept = rest === undefined ? url : rest.length > 0 ? `${base}?${rest.join('&')}` : base
+  return { url: kept, options: [given ?? env.PGOPTIONS, `-c ${setting}`].filter(Boolean).join(' ') }
 }
 
 export function openPostgres(
   database: Extract<DatabaseConfig, { kind: 'postgres' }>,
   timeoutMs?: number,
 ): DbHandle {
+  const server =
+    timeoutMs === undefined ? undefined : withServerOption(database.url, `tcp_user_timeout=${timeoutMs}`)
   const pool = new pg.Pool({
-    connectionString: database.url,
+    connectionString: server?.url ?? database.url,
     max: database.poolSize,
     ...(timeoutMs !== undefined && {
       statement_timeout: timeoutMs,
@@ -68,7 +76,7 @@ export function openPostgres(
       // Frozen while the server sends it a result (its socket full, its kernel still answering), it holds
       // its locks in an active statement that no timeout above ends: the server closes a connection whose
       // data stays unread for the deadline (`tcp_user_timeout`), which ends its transaction.
-      options: withServerOption(database.url, `tcp_user_timeout=${timeoutMs}`),
+      options: server?.options,
       connectionTimeoutMillis: timeoutMs,
     }),
     types,

@@ -1,9 +1,10 @@
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { withServerOption } from '../../src/db/postgres.js'
+import { openPostgres, withServerOption } from '../../src/db/postgres.js'
 import { createTestDatabase } from './test-stores.js'
 
 /**
@@ -64,9 +65,32 @@ test('a process frozen while it reads a large result holds its locks no longer t
   }
 })
 
-test('the server option keeps what DATABASE_URL asked of `options`', () => {
-  expect(withServerOption('postgres://h/db', 'tcp_user_timeout=5')).toBe('-c tcp_user_timeout=5')
-  expect(withServerOption('postgres://h/db?options=-c%20search_path%3Dx', 'tcp_user_timeout=5')).toBe(
-    '-c search_path=x -c tcp_user_timeout=5',
-  )
+test('the deadline reaches the server beside what DATABASE_URL asks of `options`, else PGOPTIONS', async () => {
+  const settingsOf = async (url: string, env: Record<string, string | undefined>) => {
+    const saved = process.env.PGOPTIONS
+    if (env.PGOPTIONS === undefined) delete process.env.PGOPTIONS
+    else process.env.PGOPTIONS = env.PGOPTIONS
+    const handle = openPostgres({ kind: 'postgres', url, poolSize: 1, timeoutMs: 1_500 }, 1_500)
+    try {
+      const { rows } = await sql<{ timeout: string; name: string }>`
+        SELECT current_setting('tcp_user_timeout') AS timeout, current_setting('application_name') AS name`.execute(
+        handle.db,
+      )
+      return rows[0]
+    } finally {
+      await handle.close()
+      if (saved === undefined) delete process.env.PGOPTIONS
+      else process.env.PGOPTIONS = saved
+    }
+  }
+  const withOptions = `${database.url}${database.url.includes('?') ? '&' : '?'}options=-c%20application_name%3Dfrom-url`
+  expect(await settingsOf(withOptions, {})).toEqual({ timeout: '1500', name: 'from-url' })
+  expect(await settingsOf(database.url, { PGOPTIONS: '-c application_name=from-env' })).toEqual({
+    timeout: '1500',
+    name: 'from-env',
+  })
+  expect(withServerOption('postgres://h/db?sslmode=disable&options=-c%20a%3Db&x=y%20z', 'n=1', {})).toEqual({
+    url: 'postgres://h/db?sslmode=disable&x=y%20z',
+    options: '-c a=b -c n=1',
+  })
 })
