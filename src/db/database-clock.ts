@@ -24,15 +24,17 @@ export async function databaseNow(handle: Pick<DbHandle, 'dialect'>, trx: Db, cl
 export function createDatabaseClock(handle: DbHandle, clock: Clock, refreshMs = 10_000) {
   let offset = 0
   let learntAt = Number.NEGATIVE_INFINITY
-  const learn = (databaseMs: number): void => {
+  /** `databaseMs` was read by a query sent at `sentAt`: taken as the middle of its round trip. */
+  const learn = (databaseMs: number, sentAt: number): void => {
     learntAt = clock.now()
-    offset = databaseMs - learntAt
+    offset = Math.round(databaseMs - (sentAt + learntAt) / 2)
   }
   return {
     learn,
     async now(): Promise<number> {
       if (handle.dialect === 'sqlite') return clock.now()
-      if (clock.now() - learntAt >= refreshMs) learn(await databaseNow(handle, handle.db, clock))
+      const sentAt = clock.now()
+      if (sentAt - learntAt >= refreshMs) learn(await databaseNow(handle, handle.db, clock), sentAt)
       return clock.now() + offset
     },
   }

@@ -166,6 +166,7 @@ export function recordingSpan(): Span | undefined {
  * that one, so every traced caller leads to the statements it waited for. Plain `work()` when none records.
  */
 export function sharedBy<T>(spans: readonly (Span | undefined)[], work: () => T): T {
+  if (!tracer) return work()
   const recording = spans.filter((span): span is Span => span?.isRecording() === true)
   const [lead, ...others] = recording
   if (!lead) return work()

@@ -148,8 +148,9 @@ export function createStep(deps: StepDeps) {
   function write(work: Plan) {
     const { ended, wants, idle } = work
     return handle.write(async (trx) => {
+      const sentAt = clock.now()
       const now = await databaseNow(handle, trx, clock)
-      databaseClock.learn(now)
+      databaseClock.learn(now, sentAt)
       // Endpoint rows before their attempts, the order a disabling PATCH or a DELETE takes them in, and
       // all in one id order (PostgreSQL): those it touches, those it may let go, and every held one when
       // their leases are renewed. A redelivery locks an account's rows in that order too, and the leasing
