@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from '../../src/clock.js'
 import type { DbHandle } from '../../src/db/handle.js'
 import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
-import { createLanes } from '../../src/webhooks/lanes.js'
+import { createLanes, type Lanes } from '../../src/webhooks/lanes.js'
 import { createLeasesRepository } from '../../src/webhooks/leases.repository.js'
 import { createStep } from '../../src/webhooks/step.js'
 
@@ -29,6 +29,11 @@ export function stepOf(
     held.map((row) => ({ ...row, failuresInRow: 0 })),
     idleSince,
   )
+  return stepOver(handle, clock, owner, lanes)
+}
+
+/** A dispatcher's step with these lanes, over the real repositories, retries on their real schedule. */
+function stepOver(handle: DbHandle, clock: Clock, owner: string, lanes: Lanes) {
   return createStep({
     handle,
     clock,
@@ -64,14 +69,5 @@ export function sendingStepOf(
     started: () => {},
     ended: () => {},
   })
-  const step = createStep({
-    handle,
-    clock,
-    owner,
-    lanes,
-    claims: createClaimsRepository(handle),
-    leases: createLeasesRepository(handle),
-    retryScale: 1,
-  })
-  return { ...step, sent }
+  return { ...stepOver(handle, clock, owner, lanes), sent }
 }
