@@ -93,28 +93,28 @@ export function createClaimsRepository(handle: DbHandle) {
      * learnt of (a step whose commit reached the database but whose answer did not). Without this, `owner`
      * would never take it again (a take skips its own).
      */
-    async releaseAllOf(trx: Db, endpointIds: readonly number[], owner: string): Promise<void> {
-      if (endpointIds.length === 0) return
-      await trx
-        .updateTable('webhook_attempts')
-        .set({ lease_token: null })
-        .where('endpoint_id', 'in', [...endpointIds])
-        .where('lease_token', '=', owner)
-        .where('status', '=', PENDING)
-        .execute()
-    },
+    releaseAllOf: (trx: Db, endpointIds: readonly number[], owner: string) =>
+      giveBack(trx, 'endpoint_id', endpointIds, owner),
     /** Gives attempts back unmade (SIGTERM, a lane let go): pending as they were, for any dispatcher. */
-    async release(trx: Db, ids: readonly number[], owner: string): Promise<void> {
-      if (ids.length === 0) return
-      await trx
-        .updateTable('webhook_attempts')
-        .set({ lease_token: null })
-        .where('id', 'in', [...ids])
-        .where('lease_token', '=', owner)
-        .where('status', '=', PENDING)
-        .execute()
-    },
+    release: (trx: Db, ids: readonly number[], owner: string) => giveBack(trx, 'id', ids, owner),
   }
+}
+
+/** Makes the pending attempts `owner` holds among these (by attempt or by endpoint id) pending for any dispatcher. */
+async function giveBack(
+  trx: Db,
+  by: 'id' | 'endpoint_id',
+  ids: readonly number[],
+  owner: string,
+): Promise<void> {
+  if (ids.length === 0) return
+  await trx
+    .updateTable('webhook_attempts')
+    .set({ lease_token: null })
+    .where(by, 'in', [...ids])
+    .where('lease_token', '=', owner)
+    .where('status', '=', PENDING)
+    .execute()
 }
 
 /** SQLite's ownership read: one compiled read, run in place (a call, not a round trip). */

@@ -165,8 +165,8 @@ export function createStep(deps: StepDeps) {
       const renewed = work.renew ? await leases.renew(trx, owner, now, LEASE_MS) : undefined
       const held = renewed ? renewed.map((endpoint) => endpoint.id) : lanes.ids()
       // Leases with no lane here: taken by a step whose commit was not known to have happened (`unsure`).
-      const known = new Set(lanes.ids())
-      const unknown = renewed?.filter((endpoint) => !known.has(endpoint.id)) ?? []
+      const known = renewed ? new Set(lanes.ids()) : undefined
+      const unknown = renewed?.filter((endpoint) => !known?.has(endpoint.id)) ?? []
       // Once a renewal: the lanes of endpoints ended meanwhile (a key revoked or expired) stop sending.
       const closed = work.renew ? (await endpoints.endedIn(trx, held, now)).map((row) => row.id) : []
       const settled = await settler.settleAll(trx, ended, owner, now)
