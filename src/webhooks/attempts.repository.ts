@@ -16,6 +16,8 @@ export const PENDING = sql.lit('pending')
 const OUTCOMES_PER_UPDATE = 500
 /** Rows per INSERT of attempts: 7 parameters each. */
 const INSERT_CHUNK_ROWS = 1_000
+/** Pending attempts one transaction ends at most when their endpoint ends (`failPending`). */
+export const ENDING_BATCH = 1_000
 
 /** An attempt to make, pending from `dueAt`: a fan-out's first, a retry, a redelivery's first. */
 export interface NextAttempt {
@@ -229,18 +231,34 @@ export function createAttemptsRepository(handle: DbHandle) {
     },
 
     /**
-     * Ends every pending attempt to an endpoint that no longer takes deliveries. None of them starts
-     * after the answer of the DELETE or disable that commits this (a dispatcher asks `isStillOwn` just
-     * before each: on SQLite read then, on PostgreSQL by a read at most OWNERSHIP_WINDOW_MS old, which
-     * the answer waits out); one already in flight finishes and its outcome is written, with no retry.
+     * Ends up to `limit` pending attempts of an endpoint that no longer takes deliveries, as failed with
+     * `reason`; how many. An ending (DELETE, disable) ends ENDING_BATCH in its own transaction, and the
+     * dispatchers the rest (`sweep.ts`), so that no transaction's work grows with a backlog (a hung
+     * endpoint's may hold a week of events). None of them starts meanwhile: a dispatcher asks `isStillOwn`
+     * just before each, which reads the endpoint enabled and live (on SQLite then, on PostgreSQL by a read
+     * at most OWNERSHIP_WINDOW_MS old, which the answer waits out); one already in flight finishes and its
+     * outcome is written, with no retry.
      */
-    async failPending(trx: Db, endpointId: number, reason: string, now: number): Promise<void> {
-      await trx
-        .updateTable('webhook_attempts')
-        .set({ status: 'failed', error: reason, at: now })
+    async failPending(
+      trx: Db,
+      endpointId: number,
+      reason: string,
+      now: number,
+      limit = ENDING_BATCH,
+    ): Promise<number> {
+      const some = trx
+        .selectFrom('webhook_attempts')
+        .select('id')
         .where('endpoint_id', '=', endpointId)
         .where('status', '=', PENDING)
-        .execute()
+        .limit(limit)
+      const result = await trx
+        .updateTable('webhook_attempts')
+        .set({ status: 'failed', error: reason, at: now })
+        .where('id', 'in', some)
+        .where('status', '=', PENDING)
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows)
     },
     /** Deletes finished attempts made before `before`, oldest first, at most `batch` rows; how many. */
     async purge(trx: Db, before: number, batch: number): Promise<number> {

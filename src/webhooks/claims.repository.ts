@@ -58,9 +58,9 @@ export function createClaimsRepository(handle: DbHandle) {
   return {
     take,
     /**
-     * Whether the attempt is still pending and `owner`'s (asked just before it starts): on SQLite read in
-     * place, synchronously; on PostgreSQL by a read of it and the attempts `queued` behind it, which
-     * answers for those for OWNERSHIP_WINDOW_MS (ownership-windows.ts).
+     * Whether the attempt is still pending and `owner`'s, its endpoint enabled and live (asked just before
+     * it starts): on SQLite read in place, synchronously; on PostgreSQL by a read of it and the attempts
+     * `queued` behind it, which answers for those for OWNERSHIP_WINDOW_MS (ownership-windows.ts).
      */
     isStillOwn: owned,
     /**
@@ -122,12 +122,7 @@ function createOwnedInPlace(
   handle: DbHandle,
 ): (asked: OwnedAsk, owner: string, queued?: readonly OwnedAsk[]) => boolean | Promise<boolean> {
   const stillOwn = handle.prepareRead((db, id: number, owner: string) =>
-    db
-      .selectFrom('webhook_attempts')
-      .select('id')
-      .where('id', '=', id)
-      .where('lease_token', '=', owner)
-      .where('status', '=', PENDING),
+    ownPending(db, owner).where('a.id', '=', id),
   )
   return (asked, owner) => {
     const rows = stillOwn(asked.id, owner)
@@ -135,15 +130,26 @@ function createOwnedInPlace(
   }
 }
 
-/** PostgreSQL's read behind `ownedInWindows`: which of these attempts are pending and `owner`'s. */
+/**
+ * `owner`'s pending attempts whose endpoint is enabled and live: an ending (DELETE, disable) ends a
+ * bounded number of its pending attempts at once and the dispatchers the rest later (`failPending`), so
+ * the endpoint's row is what says at once that none may start.
+ */
+function ownPending(db: Db, owner: string) {
+  return db
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
+    .select('a.id')
+    .where('a.lease_token', '=', owner)
+    .where('a.status', '=', PENDING)
+    .where('e.status', '=', 'enabled')
+    .where('e.deleted_at', 'is', null)
+}
+
+/** PostgreSQL's read behind `ownedInWindows`: which of these attempts are `ownPending`. */
 function ownPendingAmong(handle: DbHandle) {
   return handle.prepareRead((db, ids: number[], owner: string) =>
-    db
-      .selectFrom('webhook_attempts')
-      .select('id')
-      .where('id', '=', sql<number>`any(${ids}::bigint[])`)
-      .where('lease_token', '=', owner)
-      .where('status', '=', PENDING),
+    ownPending(db, owner).where('a.id', '=', sql<number>`any(${ids}::bigint[])`),
   )
 }
 

@@ -7,7 +7,8 @@ import { waitForFanOuts } from './fan-out.js'
 /**
  * Disables an endpoint in the caller's transaction, whoever asks (its owner, the operators, a 410, five
  * days of failures): the reason goes in its body (null when its owner disabled it), and its pending
- * attempts end as failed with that reason; one in flight finishes and is not retried. False when there is
+ * attempts end as failed with that reason (ENDING_BATCH here, the rest by the dispatchers: sweep.ts; none
+ * starts meanwhile); one in flight finishes and is not retried. False when there is
  * no such live endpoint. `answered`: a PATCH or an operator waits for it to answer (the dispatcher's own
  * disable, for a 410 or five days of failures, does not).
  */

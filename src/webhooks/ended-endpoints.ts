@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
-import { createEndpointsRepository, type EndedEndpointRow } from './endpoints.repository.js'
+import { createEndpointsRepository, type EndedEndpointRow, type EndingRow } from './endpoints.repository.js'
 
 /**
  * Why an account's key no longer works at `now`, as its endpoints say it ("the account's key was
@@ -14,11 +14,17 @@ export function endedKeyReason(key: { revokedAt: number | null; expiresAt: numbe
   return undefined
 }
 
-/** Why an attempt of this endpoint is not sent: it was deleted or disabled, or its account's key ended. */
-function endedReason(row: EndedEndpointRow, now: number): string {
+/** Why the attempts of an endpoint deleted or disabled end unsent; undefined while it is neither. */
+export function endingReason(row: EndingRow): string | undefined {
   if (row.deleted_at !== null) return 'the endpoint was deleted'
   if (row.status !== 'enabled') return row.disabled_reason ?? 'the endpoint was disabled'
+  return undefined
+}
+
+/** Why an attempt of this endpoint is not sent: it was deleted or disabled, or its account's key ended. */
+function endedReason(row: EndedEndpointRow, now: number): string {
   return (
+    endingReason(row) ??
     endedKeyReason({ revokedAt: row.revoked_at, expiresAt: row.expires_at }, now) ??
     "the account's key no longer works"
   )

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely'
 import type { Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { lastEventSeq } from '../events/events.repository.js'
+import { PENDING } from './attempts.repository.js'
 import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>
@@ -26,8 +27,10 @@ export interface Taker {
 
 export type EndpointsRepository = ReturnType<typeof createEndpointsRepository>
 
+/** An endpoint deleted or disabled, with why. */
+export type EndingRow = Pick<EndpointRow, 'id' | 'status' | 'deleted_at' | 'disabled_reason'>
 /** An endpoint whose attempts are no longer sent, with why (`endedIn`). */
-export type EndedEndpointRow = Pick<EndpointRow, 'id' | 'status' | 'deleted_at' | 'disabled_reason'> & {
+export type EndedEndpointRow = EndingRow & {
   revoked_at: number | null
   expires_at: number | null
 }
@@ -245,6 +248,26 @@ export function createEndpointsRepository(handle: DbHandle) {
         .select(['k.revoked_at as key_revoked_at', 'k.expires_at as key_expires_at'])
         .where('e.deleted_at', 'is', null)
         .orderBy('e.id')
+        .execute(),
+    /**
+     * Up to `limit` endpoints deleted or disabled that still have pending attempts, ascending id (a
+     * dispatcher ends those attempts: sweep.ts).
+     */
+    endedWithPending: (limit: number): Promise<EndingRow[]> =>
+      handle.db
+        .selectFrom('webhook_endpoints as e')
+        .select(['e.id', 'e.status', 'e.deleted_at', 'e.disabled_reason'])
+        .where((eb) => eb.or([eb('e.deleted_at', 'is not', null), eb('e.status', '<>', 'enabled')]))
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('webhook_attempts as a')
+              .select('a.id')
+              .whereRef('a.endpoint_id', '=', 'e.id')
+              .where('a.status', '=', PENDING),
+          ),
+        )
+        .orderBy('e.id')
+        .limit(limit)
         .execute(),
     /**
      * Of endpoints `ids`, those deleted, disabled, or whose account's key was revoked or expired by `now`,

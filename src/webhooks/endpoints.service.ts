@@ -9,7 +9,7 @@ import { parseInteger } from '../integer.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { refuseLoneSurrogates } from '../unicode.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
-import { createAttemptsRepository } from './attempts.repository.js'
+import { createAttemptsRepository, ENDING_BATCH } from './attempts.repository.js'
 import { createDisabler } from './disable.js'
 import { endedKeyReason } from './ended-endpoints.js'
 import { createEndpointsRepository, type EndpointRow } from './endpoints.repository.js'
@@ -119,6 +119,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     if (changes.description) refuseLoneSurrogates('description', changes.description)
     const url = changes.url === undefined ? undefined : await judge(changes.url)
     const now = clock.now()
+    if (changes.status === 'enabled') await endBeforeReenabling(apiKeyId, id, now)
     const patched = await handle.write(async (trx) => {
       // Exactly between two events: those committed so far keep the subscription they committed under.
       // First, then the row, locked (PostgreSQL): PATCHes of one endpoint take turns on the publishers'
@@ -130,9 +131,10 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
         await repository.keepSubscription(trx, row.id, row.events)
       if (changes.status === 'disabled') await disableIn(trx, row.id, null, now)
       // Re-enabled: from the last committed event on (nothing missed meanwhile), the five-day rule afresh.
-      // Nothing written before stays pending (one a fan-out wrote after the disable, which ended the rest).
+      // Nothing written before stays pending: what is left after `endBeforeReenabling` (a few a fan-out
+      // wrote after the disable, or a disable since) ends here.
       if (changes.status === 'enabled' && row.status !== 'enabled') {
-        await attempts.failPending(trx, row.id, row.disabled_reason ?? 'the endpoint was disabled', now)
+        await endAllPending(trx, row, now)
         await repository.reenable(trx, row.id)
       }
       const updated = await repository.update(trx, row.id, {
@@ -146,6 +148,24 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     // not wait, so attempts its reads confirmed may start for another window, and this 200 promises none.
     if (changes.status === 'disabled') await endingAttempts()
     return patched
+  }
+
+  /** Every pending attempt of a disabled endpoint ended, ENDING_BATCH a statement, in `trx`. */
+  async function endAllPending(trx: Db, row: EndpointRow, now: number): Promise<void> {
+    const reason = row.disabled_reason ?? 'the endpoint was disabled'
+    while ((await attempts.failPending(trx, row.id, reason, now)) === ENDING_BATCH) {}
+  }
+
+  /**
+   * Before a re-enable, the disabled endpoint's pending attempts the dispatchers have not ended yet (its
+   * disable ended ENDING_BATCH of them), a transaction of ENDING_BATCH each: a backlog of days does not
+   * make the re-enable's own transaction long.
+   */
+  async function endBeforeReenabling(apiKeyId: number, id: string, now: number): Promise<void> {
+    const row = await repository.find(apiKeyId, endpointNumberOf(id))
+    if (row?.status !== 'disabled') return
+    const reason = row.disabled_reason ?? 'the endpoint was disabled'
+    while ((await handle.write((trx) => attempts.failPending(trx, row.id, reason, now))) === ENDING_BATCH) {}
   }
 
   async function remove(apiKeyId: number, id: string): Promise<void> {

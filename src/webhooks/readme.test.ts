@@ -5,7 +5,7 @@ import { PURGE_INTERVAL_MS } from '../deps.js'
 import { EVENT_ID_DIGITS } from '../events/events.repository.js'
 import { TOP_ACCOUNTS } from '../http/metrics.js'
 import { MAX_URL_LENGTH } from './address.js'
-import { MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
+import { ENDING_BATCH, MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import { TAKE_CHUNK_ENDPOINTS } from './claims.repository.js'
 import { BUSY_MS, MAX_IN_FLIGHT, POLL_MS } from './dispatcher.js'
 import { REPORT_MS, RESTART_MS } from './dispatcher-thread.js'
@@ -35,6 +35,7 @@ import {
 import { CONNECTIONS_PER_ENDPOINT, EXCERPT_BYTES, MAX_POOLS } from './send.js'
 import { MAX_RETIRED_SECRETS } from './signature.js'
 import { ENDPOINTS_PER_STEP, HOLD_MS, LEASE_MS, LINGER_MS, MAX_LANES, RENEW_MS } from './step.js'
+import { SWEEP_EVERY_MS } from './sweep.js'
 import { TEST_EVENTS_PER_MINUTE } from './test-events.js'
 import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from './webhooks.schemas.js'
 
@@ -73,6 +74,11 @@ it.each([
   ['PostgreSQL’s ownership window', `read for \`OWNERSHIP_WINDOW_MS\` (${OWNERSHIP_WINDOW_MS} ms)`],
   ['how often a late ownership read is logged', `logged at most every ${LATE_READ_WARN_MS / 1000} s`],
   ['attempts a PostgreSQL ownership read asks about ahead', `up to ${READ_AHEAD_ATTEMPTS} queued behind it`],
+  [
+    'an ending’s batch and the sweep',
+    `ends ${n(ENDING_BATCH)} of the endpoint's pending attempts in its own transaction (\`ENDING_BATCH\`), and the dispatchers end the rest, ${n(ENDING_BATCH)} a transaction, within ${SWEEP_EVERY_MS === 1000 ? 'a second' : `${SWEEP_EVERY_MS} ms`} of it`,
+  ],
+  ['a fan-out’s rows, unlocked', `writes attempts for (up to ${n(FAN_OUT_ROWS)} a transaction`],
   ['the answer after a DELETE or a disable', `they answer ${OWNERSHIP_WINDOW_MS} ms after their commit`],
   ['the cap and the open circuit', `(${MAX_IN_FLIGHT_PER_ENDPOINT} in flight; ${OPEN_CIRCUIT_CAP} while`],
   [

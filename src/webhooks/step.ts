@@ -19,6 +19,7 @@ import { inTurn, wantFor } from './lane.js'
 import type { Lanes } from './lanes.js'
 import type { LeasesRepository } from './leases.repository.js'
 import { createSettler } from './settle.js'
+import { createSweep } from './sweep.js'
 
 /** An endpoint lease lasts this long (database time) unless renewed. */
 export const LEASE_MS = 5_000
@@ -70,6 +71,7 @@ export function createStep(deps: StepDeps) {
   const endpoints = createEndpointsRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
   const withoutEnded = createEndedEndpoints(handle)
+  const sweep = createSweep(handle, clock)
   /** What the plan's reads judge due times and leases by: the database's clock, as the transaction does. */
   const databaseClock = createDatabaseClock(handle, clock)
   /** Local time of the start of the last step that renewed every lease (or, holding none, leased some). */
@@ -203,8 +205,10 @@ export function createStep(deps: StepDeps) {
    * `more` when its bounds (ENDPOINTS_PER_STEP) left endpoints to lease or lanes to refill.
    */
   async function step(claim: boolean): Promise<StepResult> {
+    // Ended endpoints' attempts their ending left pending, a bounded batch (sweep.ts).
+    const swept = claim ? await sweep() : 'none'
     const work = await plan(claim)
-    if (!work) return { busy: false, more: false }
+    if (!work) return { busy: swept !== 'none', more: swept === 'more' }
     // Not written (a deadline, a lost connection): what ended, and what ended lanes had queued, is written
     // by the next step instead, so no attempt stays held by this dispatcher with nothing to end it.
     const result = await write(work).catch((error: unknown) => {
@@ -235,8 +239,8 @@ export function createStep(deps: StepDeps) {
     const fanned = work.fan?.kind === 'fan'
     // Attempts taken out of ended lanes are ended by the next step, soon.
     const ends = work.ended.length > 0 || work.toEnd.length > 0 || unqueued.length > 0
-    const busy = ends || fanned || result.taken.length > 0 || result.acquired.length > 0
-    return { busy, more }
+    const busy = ends || fanned || result.taken.length > 0 || result.acquired.length > 0 || swept !== 'none'
+    return { busy, more: more || swept === 'more' }
   }
 
   return {

@@ -1,0 +1,103 @@
+import { expect, it, type TestContext } from 'vitest'
+import { ENDING_BATCH } from '../../src/webhooks/attempts.repository.js'
+import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
+import { endpointIdOf } from '../../src/webhooks/endpoints.service.js'
+import { build } from '../helpers.js'
+import { endpointRow, eventRow } from './harness.js'
+import { stepOf } from './step-harness.js'
+
+/** More pending attempts than two endings' transactions end, and some. */
+const BACKLOG = 2 * ENDING_BATCH + 500
+
+/**
+ * An account's endpoint with BACKLOG pending attempts (one per event, as a hung endpoint's backlog
+ * grows), written straight to the tables.
+ */
+async function endpointWithBacklog(context: TestContext) {
+  const t = await build(context)
+  const { db } = t.deps.database
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const { id } = await db
+    .insertInto('webhook_endpoints')
+    .values(endpointRow(account, 'https://hooks.example/in', '["*"]', now))
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const endpoint = Number(id)
+  for (let made = 0; made < BACKLOG; made += 500) {
+    const events = await db
+      .insertInto('events')
+      .values(Array.from({ length: 500 }, () => ({ ...eventRow(now), fanned_out: 1 })))
+      .returning('seq')
+      .execute()
+    const attempts = events.map(({ seq }) => ({
+      event_seq: seq,
+      endpoint_id: endpoint,
+      attempt: 1,
+      status: 'pending',
+      due_at: now,
+      at: now,
+    }))
+    await db.insertInto('webhook_attempts').values(attempts).execute()
+  }
+  const countOf = async (status: string, error?: string) => {
+    let query = db
+      .selectFrom('webhook_attempts')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('endpoint_id', '=', endpoint)
+      .where('status', '=', status)
+    if (error !== undefined) query = query.where('error', '=', error)
+    return Number((await query.executeTakeFirstOrThrow()).count)
+  }
+  return { t, db, account, endpoint, countOf }
+}
+
+it('a DELETE of an endpoint with a backlog ends a bounded batch of it, and the dispatcher the rest, unsent', async (context) => {
+  const { t, account, endpoint, countOf } = await endpointWithBacklog(context)
+  await t.deps.webhookEndpoints.remove(account, endpointIdOf(endpoint))
+  // Its transaction ended one batch, not the whole backlog (a hung endpoint's may hold days of events).
+  expect(await countOf('pending')).toBe(BACKLOG - ENDING_BATCH)
+  // A dispatcher's steps end the rest, a batch a transaction, with the same reason; nothing is taken.
+  const step = stepOf(t.deps.database, 'host/1/sweep', [], t.clock)
+  for (let steps = 0; steps < 10 && (await countOf('pending')) > 0; steps++) {
+    t.clock.advance(1_000)
+    await step.step(true)
+  }
+  expect(await countOf('pending')).toBe(0)
+  expect(await countOf('failed', 'the endpoint was deleted')).toBe(BACKLOG)
+})
+
+it('an attempt held for an endpoint disabled since is no longer its holder’s to start, while still pending', async (context) => {
+  const { t, db, endpoint } = await endpointWithBacklog(context)
+  const owner = 'host/1/held'
+  const [first] = await db
+    .selectFrom('webhook_attempts')
+    .select('id')
+    .where('endpoint_id', '=', endpoint)
+    .orderBy('id')
+    .limit(1)
+    .execute()
+  const id = Number(first?.id)
+  await db.updateTable('webhook_attempts').set({ lease_token: owner }).where('id', '=', id).execute()
+  const claims = createClaimsRepository(t.deps.database)
+  const asked = { id, endpoint: { id: endpoint } }
+  expect(await claims.isStillOwn(asked, owner)).toBe(true)
+  await db
+    .updateTable('webhook_endpoints')
+    .set({ status: 'disabled', disabled_reason: 'the endpoint answered 410 Gone' })
+    .where('id', '=', endpoint)
+    .execute()
+  // A fresh repository: PostgreSQL's reads answer for a window, and this one has read nothing yet.
+  expect(await createClaimsRepository(t.deps.database).isStillOwn(asked, owner)).toBe(false)
+})
+
+it('re-enabling an endpoint disabled with a backlog ends every attempt from before, in bounded transactions', async (context) => {
+  const { t, account, endpoint, countOf } = await endpointWithBacklog(context)
+  const id = endpointIdOf(endpoint)
+  await t.deps.webhookEndpoints.patch(account, id, { status: 'disabled' })
+  expect(await countOf('pending')).toBe(BACKLOG - ENDING_BATCH)
+  const enabled = await t.deps.webhookEndpoints.patch(account, id, { status: 'enabled' })
+  expect(enabled.status).toBe('enabled')
+  expect(await countOf('pending')).toBe(0)
+  expect(await countOf('failed', 'the endpoint was disabled')).toBe(BACKLOG)
+})
