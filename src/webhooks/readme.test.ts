@@ -32,7 +32,7 @@ import {
   RETRY_AFTER_CAP_MS,
   RETRY_DELAYS_MS,
 } from './schedule.js'
-import { CONNECTIONS_PER_ENDPOINT, EXCERPT_BYTES, MAX_POOLS } from './send.js'
+import { CONNECTIONS_PER_ENDPOINT, EXCERPT_BYTES, KEEP_ALIVE_MS, MAX_POOLS } from './send.js'
 import { MAX_RETIRED_SECRETS } from './signature.js'
 import { ENDPOINTS_PER_STEP, HOLD_MS, LEASE_MS, LINGER_MS, MAX_LANES, RENEW_MS } from './step.js'
 import { SWEEP_EVERY_MS } from './sweep.js'
@@ -92,6 +92,7 @@ it.each([
   ['kept-alive pools', `beyond ${n(MAX_POOLS)} the pool used longest ago is closed`],
   ['the steps', `every ${POLL_MS} ms (every ${BUSY_MS} ms while busy)`],
   ['the answer read', `at most ${EXCERPT_BYTES / 1024} KiB of the answer is read`],
+  ['an idle connection', `An idle one closes after ${KEEP_ALIVE_MS / 1000} s at most (\`KEEP_ALIVE_MS\`)`],
   ['connections kept per endpoint', `an undici pool of ${CONNECTIONS_PER_ENDPOINT} connections per endpoint`],
   ['a take on PostgreSQL', `on PostgreSQL one statement for up to ${TAKE_CHUNK_ENDPOINTS} lanes`],
   ['the thread’s reports', `Every ${REPORT_MS} ms it reports to the main thread`],

@@ -6,8 +6,9 @@ import {
   type ServerResponse,
 } from 'node:http'
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net'
+import { setTimeout as delay } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createAgentPool, MAX_POOLS, postWebhook, type WebhookRequest } from './send.js'
+import { createAgentPool, KEEP_ALIVE_MS, MAX_POOLS, postWebhook, type WebhookRequest } from './send.js'
 
 interface Received {
   method: string | undefined
@@ -41,7 +42,7 @@ async function startReceiver(
   })
   servers.push(server)
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
-  return { port: (server.address() as AddressInfo).port, received }
+  return { port: (server.address() as AddressInfo).port, received, server }
 }
 
 function webhookTo(url: string, overrides: Partial<WebhookRequest> = {}): WebhookRequest {
@@ -231,6 +232,30 @@ describe('createAgentPool', () => {
     // One connection for the three: the answer was read to its end each time, so the socket went back.
     expect(new Set(ports).size).toBe(1)
     pool.destroy()
+  })
+
+  it('closes an idle connection after KEEP_ALIVE_MS even when the receiver asks to keep it for 10 minutes', async () => {
+    const sockets: Socket[] = []
+    const receiver = await startReceiver((res, req) => {
+      sockets.push(req.socket)
+      res.writeHead(204, { 'keep-alive': 'timeout=600' }).end()
+    })
+    // The receiver keeps its side open as long as it said (Node's server would close it after 5 s).
+    receiver.server.keepAliveTimeout = 600_000
+    const pool = createAgentPool({ timeoutMs: 5000 })
+    try {
+      const url = new URL(`http://hook.test:${receiver.port}/in`)
+      const agent = pool.agentFor(1, url, { address: '127.0.0.1', family: 4 })
+      expect((await postWebhook(webhookTo(url.href, { agent }))).error).toBeNull()
+      const [socket] = sockets
+      const closed = new Promise<number>((done) => socket?.once('close', () => done(Date.now())))
+      const idleFrom = Date.now()
+      // undici's idle timers tick every second or so.
+      const waited = await Promise.race([closed, delay(KEEP_ALIVE_MS + 4_000).then(() => Number.NaN)])
+      expect(waited - idleFrom).toBeLessThan(KEEP_ALIVE_MS + 4_000)
+    } finally {
+      pool.destroy()
+    }
   })
 
   it('beyond MAX_POOLS closes the pool used longest ago, and lets its requests in flight finish', async () => {

@@ -101,11 +101,14 @@ function exchange(request: WebhookRequest): Promise<Outcome> {
  * certificate against the URL's host name. The attempt's one deadline covers connecting, sending and the
  * answer; a connection still being made then is given up after the same time (to undici's timer
  * resolution, about a second), so it cannot outlive its attempt for long. Idle connections close after
- * 4 s, or sooner when the receiver's `Keep-Alive` says so.
+ * KEEP_ALIVE_MS, or sooner when the receiver's `Keep-Alive` says so, never later (undici would keep one
+ * for up to 10 minutes on a receiver's word).
  */
 function connectionsTo(url: URL, address: ResolvedAddress, connectTimeoutMs: number): Pool {
   return new Pool(url.origin, {
     connections: CONNECTIONS_PER_ENDPOINT,
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    keepAliveMaxTimeout: KEEP_ALIVE_MS,
     connect: { lookup: pinnedLookup(address) },
     connectTimeout: connectTimeoutMs,
     headersTimeout: 0,
@@ -120,6 +123,8 @@ function connectionsTo(url: URL, address: ResolvedAddress, connectTimeoutMs: num
 export const MAX_POOLS = 2_048
 /** Connections per endpoint (an endpoint has at most 4 requests in flight). */
 export const CONNECTIONS_PER_ENDPOINT = 4
+/** An idle kept-alive connection closes after this long at most, whatever the receiver's `Keep-Alive`. */
+export const KEEP_ALIVE_MS = 4_000
 
 /**
  * Kept-alive connections for webhook attempts (undici pools): one pool per endpoint, URL origin and checked
