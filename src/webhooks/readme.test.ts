@@ -32,7 +32,13 @@ import {
   RETRY_AFTER_CAP_MS,
   RETRY_DELAYS_MS,
 } from './schedule.js'
-import { CONNECTIONS_PER_ENDPOINT, EXCERPT_BYTES, KEEP_ALIVE_MS, MAX_POOLS } from './send.js'
+import {
+  CONNECTIONS_PER_ENDPOINT,
+  EXCERPT_BYTES,
+  KEEP_ALIVE_MS,
+  MAX_POOLS,
+  POOLS_PER_ENDPOINT,
+} from './send.js'
 import { MAX_RETIRED_SECRETS } from './signature.js'
 import { ENDPOINTS_PER_STEP, HOLD_MS, LEASE_MS, LINGER_MS, MAX_LANES, RENEW_MS } from './step.js'
 import { SWEEP_EVERY_MS } from './sweep.js'
@@ -89,9 +95,10 @@ it.each([
   ['an idle lane', `nothing to send for a ${LINGER_MS === 1000 ? 'second' : `${LINGER_MS} ms`} is let go`],
   ['making room at the cap', `as many lanes held at least ${HOLD_MS / 1000} s make room`],
   ['an account’s share', `its account fewer than ${MAX_IN_FLIGHT_PER_ACCOUNT} in flight`],
-  ['kept-alive pools', `beyond ${n(MAX_POOLS)} the pool used longest ago is closed`],
+  ['kept-alive pools', `beyond ${n(MAX_POOLS)} pools in all, the one used longest ago`],
   ['the steps', `every ${POLL_MS} ms (every ${BUSY_MS} ms while busy)`],
   ['the answer read', `at most ${EXCERPT_BYTES / 1024} KiB of the answer is read`],
+  ['an endpoint’s own pools', `and beyond ${POOLS_PER_ENDPOINT} its own pool used longest ago is closed`],
   ['an idle connection', `An idle one closes after ${KEEP_ALIVE_MS / 1000} s at most (\`KEEP_ALIVE_MS\`)`],
   ['connections kept per endpoint', `an undici pool of ${CONNECTIONS_PER_ENDPOINT} connections per endpoint`],
   ['a take on PostgreSQL', `on PostgreSQL one statement for up to ${TAKE_CHUNK_ENDPOINTS} lanes`],

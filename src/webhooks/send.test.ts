@@ -8,7 +8,14 @@ import {
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net'
 import { setTimeout as delay } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createAgentPool, KEEP_ALIVE_MS, MAX_POOLS, postWebhook, type WebhookRequest } from './send.js'
+import {
+  createAgentPool,
+  KEEP_ALIVE_MS,
+  MAX_POOLS,
+  POOLS_PER_ENDPOINT,
+  postWebhook,
+  type WebhookRequest,
+} from './send.js'
 
 interface Received {
   method: string | undefined
@@ -268,16 +275,37 @@ describe('createAgentPool', () => {
     const used = new URL(`http://used.test:${receiver.port}/in`)
     const usedAgent = pool.agentFor(2, used, loopback)
     const inFlight = postWebhook(webhookTo(busy.href, { agent: pool.agentFor(1, busy, loopback) }))
-    // Another endpoint whose name answers a new address at every lookup: a pool for each.
-    const churn = new URL(`http://churn.test:${receiver.port}/`)
+    // As many other endpoints as fill the pools, each at an address of its own.
+    const other = new URL(`http://other.test:${receiver.port}/`)
     for (let n = 0; n < MAX_POOLS - 2; n++)
-      pool.agentFor(3, churn, { address: `2001:db8::${n.toString(16)}`, family: 6 })
+      pool.agentFor(3 + n, other, { address: `2001:db8::${n.toString(16)}`, family: 6 })
     // Used again just now: not the one used longest ago any more.
     expect(pool.agentFor(2, used, loopback)).toBe(usedAgent)
-    // Two more: the busy endpoint's pool (the oldest) goes, then the churning endpoint's first.
-    for (let n = 0; n < 2; n++) pool.agentFor(3, churn, { address: `2001:db8:1::${n}`, family: 6 })
+    // Two more: the busy endpoint's pool (the oldest) goes, then the first of the others.
+    for (let n = 0; n < 2; n++) pool.agentFor(MAX_POOLS + n, other, loopback)
     expect(await inFlight).toMatchObject({ httpStatus: 204, error: null })
     expect(pool.agentFor(2, used, loopback)).toBe(usedAgent)
+    pool.destroy()
+  })
+
+  it('an endpoint whose name answers a new address at every lookup closes its own pools, never another endpoint’s', async () => {
+    const pool = createAgentPool({ timeoutMs: 5000 })
+    const loopback = { address: '127.0.0.1', family: 4 } as const
+    const kept = new URL('http://kept.test:9/')
+    const keptAgent = pool.agentFor(1, kept, loopback)
+    const churn = new URL('http://churn.test:9/')
+    for (let n = 0; n < MAX_POOLS + 100; n++)
+      pool.agentFor(2, churn, { address: `2001:db8::${n.toString(16)}`, family: 6 })
+    expect(pool.agentFor(1, kept, loopback)).toBe(keptAgent)
+    // The churning endpoint keeps its last POOLS_PER_ENDPOINT.
+    const last = { address: `2001:db8::${(MAX_POOLS + 99).toString(16)}`, family: 6 } as const
+    const lastAgent = pool.agentFor(2, churn, last)
+    const fourthLast = {
+      address: `2001:db8::${(MAX_POOLS + 100 - POOLS_PER_ENDPOINT).toString(16)}`,
+      family: 6,
+    } as const
+    expect(pool.agentFor(2, churn, fourthLast)).toBeDefined()
+    expect(pool.agentFor(2, churn, last)).toBe(lastAgent)
     pool.destroy()
   })
 

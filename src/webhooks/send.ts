@@ -121,6 +121,11 @@ function connectionsTo(url: URL, address: ResolvedAddress, connectTimeoutMs: num
  * closed (its requests in flight finish first).
  */
 export const MAX_POOLS = 2_048
+/**
+ * Pools one endpoint keeps at once (a name answering several addresses, a URL changed): beyond, its own
+ * used longest ago is closed.
+ */
+export const POOLS_PER_ENDPOINT = 4
 /** Connections per endpoint (an endpoint has at most 4 requests in flight). */
 export const CONNECTIONS_PER_ENDPOINT = 4
 /** An idle kept-alive connection closes after this long at most, whatever the receiver's `Keep-Alive`. */
@@ -144,10 +149,17 @@ export function createAgentPool(options: { timeoutMs: number }) {
         pools.set(key, known)
         return known
       }
-      const oldest = pools.size >= MAX_POOLS ? pools.keys().next().value : undefined
+      // An endpoint whose name keeps answering new addresses (each a pool of its own) closes its own pools,
+      // not other endpoints' kept-alive ones; beyond MAX_POOLS in all, the one used longest ago goes.
+      const own = [...pools.keys()].filter((other) => other.startsWith(`${endpointId} `))
+      const oldest =
+        own.length >= POOLS_PER_ENDPOINT
+          ? own[0]
+          : pools.size >= MAX_POOLS
+            ? pools.keys().next().value
+            : undefined
       if (oldest !== undefined) {
-        // Closed, not destroyed: an endpoint whose name keeps answering new addresses (each a pool of its
-        // own) must not cut another endpoint's requests in flight, nor open its circuit with the failures.
+        // Closed, not destroyed: its requests in flight finish (cut, they would fail and open a circuit).
         void pools.get(oldest)?.close()
         pools.delete(oldest)
       }
