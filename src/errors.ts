@@ -29,6 +29,9 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS
 
+/** The `Retry-After` of a 503 `unavailable`: the database may answer again a second later. */
+export const UNAVAILABLE_RETRY_AFTER_S = 1
+
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[]
 
 /**

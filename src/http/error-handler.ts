@@ -1,11 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import { isDatabaseUnavailable } from '../db/connect.js'
-import { AppError } from '../errors.js'
+import { AppError, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js'
 import { redactKeys } from '../redact-keys.js'
 import { BODY_TOO_LARGE, NOT_JSON } from './error.schemas.js'
-
-/** The `Retry-After` of a 503 `unavailable`: the database may answer again a second later. */
-export const UNAVAILABLE_RETRY_AFTER_S = 1
 
 /** Fastify's own errors, as the one sentence a client can act on. */
 const FRAMEWORK_ERRORS: Readonly<Record<string, () => AppError>> = {

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { AppError } from '../errors.js'
+import { AppError, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js'
 import type { RateLimitStore } from '../rate-limit/rate-limit.port.js'
-import { UNAVAILABLE_RETRY_AFTER_S } from './error-handler.js'
 
 /**
  * Liveness answers while the process runs; readiness only while the stores answer and the process is
