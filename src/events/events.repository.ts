@@ -119,6 +119,12 @@ export function createEventsRepository(handle: DbHandle) {
     db.selectFrom('events').select('seq').where('fanned_out', '=', WAITING).orderBy('seq').limit(1),
   )
   const unpublished = handle.prepareRead((db) => db.selectFrom('event_outbox').select('id').limit(1))
+  const lastUnpublished = handle.prepareRead((db) =>
+    db.selectFrom('event_outbox').select((eb) => eb.fn.max('id').as('id')),
+  )
+  const unpublishedUpTo = handle.prepareRead((db, upTo: number) =>
+    db.selectFrom('event_outbox').select('id').where('id', '<=', upTo).limit(1),
+  )
   const depthOf = (db: Db, table: 'events' | 'event_outbox') =>
     db
       .selectFrom(table)
@@ -188,6 +194,13 @@ export function createEventsRepository(handle: DbHandle) {
     anyWaiting: async (): Promise<boolean> => (await waiting()).length > 0,
     /** Whether events wait to be published (PostgreSQL: `publishEvents` numbers them). */
     anyUnpublished: async (): Promise<boolean> => (await unpublished()).length > 0,
+    /** The outbox's last id (undefined when empty): every event committed so far has one up to it. */
+    lastUnpublished: async (): Promise<number | undefined> => {
+      const [row] = await lastUnpublished()
+      return row?.id == null ? undefined : Number(row.id)
+    },
+    /** Whether events with an outbox id up to `upTo` still wait to be published. */
+    anyUnpublishedUpTo: async (upTo: number): Promise<boolean> => (await unpublishedUpTo(upTo)).length > 0,
     /** The oldest event not fanned out yet, or undefined: older subscriptions are needed by nobody. */
     oldestWaitingIn: async (trx: Db): Promise<number | undefined> =>
       (

@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs'
 import { expect, it } from 'vitest'
 import { RETENTION_MS } from '../webhooks/event-log.js'
-import { PUBLISH_BATCH } from './events.publisher.js'
+import {
+  CATCH_UP_TRANSACTIONS,
+  PUBLISH_BATCH,
+  PUBLISH_BATCHES_PER_TRANSACTION,
+  PUBLISH_BOUND,
+} from './events.publisher.js'
 import { EVENT_ID_DIGITS, EVENT_TYPES, PING } from './events.repository.js'
 import { INSERT_CHUNK_ROWS } from './outbox.repository.js'
 
@@ -12,6 +17,15 @@ const n = (value: number) => value.toLocaleString('en')
 it.each([
   ['rows per statement of a change', `written ${n(INSERT_CHUNK_ROWS)} per statement`],
   ['events moved per statement of a publication', `up to ${n(PUBLISH_BATCH)} per statement`],
+  ['events moved per publication', `at most ${n(PUBLISH_BOUND)} per transaction`],
+  [
+    'statements per publication',
+    `${PUBLISH_BATCHES_PER_TRANSACTION === 5 ? 'five' : PUBLISH_BATCHES_PER_TRANSACTION} statements of ${n(PUBLISH_BATCH)}`,
+  ],
+  [
+    'a catch-up’s bound',
+    `at most ${CATCH_UP_TRANSACTIONS} (${n(CATCH_UP_TRANSACTIONS * PUBLISH_BOUND)} events; beyond, a 503`,
+  ],
   ['event ids', `zero-padded to ${EVENT_ID_DIGITS} digits`],
   ['retention', `deletes them after ${RETENTION_MS / 86_400_000} days`],
 ])('the README quotes %s as the code has it', (_, phrase) => {

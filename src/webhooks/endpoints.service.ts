@@ -4,7 +4,7 @@ import { lockTransaction } from '../db/advisory-lock.js'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import { publishEvents } from '../events/events.publisher.js'
+import { createEventCatchUp, publishCommitted } from '../events/events.publisher.js'
 import { parseInteger } from '../integer.js'
 import { afterIdOf, keysetPage, type Page } from '../pagination/keyset.js'
 import { refuseLoneSurrogates } from '../unicode.js'
@@ -51,6 +51,12 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
   const attempts = createAttemptsRepository(handle)
   const disableIn = createDisabler(handle, { answered: true })
   /**
+   * Before a creation's or a PATCH's transaction (PostgreSQL): the events committed so far numbered in
+   * bounded transactions of their own, so that the one `publishCommitted` runs under the publishers' lock
+   * in the caller's transaction numbers only those committed in between, a few.
+   */
+  const catchUp = createEventCatchUp(handle)
+  /**
    * Waited for after a commit that ended an endpoint's pending attempts (a DELETE, a disable), before
    * answering: on PostgreSQL a dispatcher's read of them lets them start for OWNERSHIP_WINDOW_MS after it
    * was sent (ownership-windows.ts), so after this wait none read before the commit starts. A few ms more:
@@ -83,6 +89,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     if (body.description) refuseLoneSurrogates('description', body.description)
     const url = await judge(body.url)
     const secret = newSecret()
+    await catchUp()
     const row = await handle.write(async (trx) => {
       await lockTransaction(handle, trx, CREATE_LOCK_BASE + apiKeyId)
       if ((await repository.countIn(trx, apiKeyId)) >= MAX_ENDPOINTS_PER_ACCOUNT) {
@@ -93,7 +100,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
       }
       const fields = { url, events: body.events, description: body.description ?? null }
       // It takes the events that commit after this one does, exactly (see enabled_after_seq).
-      await publishEvents(handle, trx)
+      await publishCommitted(handle, trx)
       return repository.insert(trx, apiKeyId, fields, secret, clock.now())
     })
     return { ...toEndpoint(row), secret }
@@ -120,11 +127,12 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     const url = changes.url === undefined ? undefined : await judge(changes.url)
     const now = clock.now()
     if (changes.status === 'enabled') await endBeforeReenabling(apiKeyId, id, now)
+    await catchUp()
     const patched = await handle.write(async (trx) => {
       // Exactly between two events: those committed so far keep the subscription they committed under.
       // First, then the row, locked (PostgreSQL): PATCHes of one endpoint take turns on the publishers'
       // lock, and each keeps the subscription the one before it left, never one read before it committed.
-      await publishEvents(handle, trx)
+      await publishCommitted(handle, trx)
       const row = await owned(trx, apiKeyId, id)
       const events = changes.events === undefined ? undefined : JSON.stringify(changes.events)
       if (events !== undefined && events !== row.events)

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js'
 import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import { publishEvents } from '../events/events.publisher.js'
+import { createEventCatchUp } from '../events/events.publisher.js'
 import {
   createEventsRepository,
   type EventRow,
@@ -35,6 +35,7 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
   const endpoints = createEndpointsRepository(handle)
   const attempts = createAttemptsRepository(handle)
   const events = createEventsRepository(handle)
+  const catchUp = createEventCatchUp(handle)
   /** The event as JSON text, or a 404 when the caller cannot see it (another account's order, too old). */
   async function eventRow(apiKeyId: number, eventId: string): Promise<EventRow> {
     const seq = seqOfEventId(eventId)
@@ -50,8 +51,9 @@ export function createEventLog(deps: { handle: DbHandle; clock: Clock }) {
     cursor?: string
     order?: 'asc' | 'desc'
   }) {
-    // Every event committed before this page is read has its id first (PostgreSQL publishes them).
-    if (await events.anyUnpublished()) await handle.write((trx) => publishEvents(handle, trx))
+    // Every event committed before this page is read has its id first (PostgreSQL publishes them, in
+    // bounded transactions; after a backlog too large for that, a 503 to retry).
+    await catchUp()
     const since = clock.now() - RETENTION_MS
     // A cursor names the last event of the page before: the next page starts after it, or before it
     // when newest come first (as the delivery log pages).

@@ -175,7 +175,9 @@ export function createFanOut(handle: DbHandle) {
     async pruneSubscriptions(trx: Db): Promise<void> {
       // Under the publishers' lock (PostgreSQL), which a PATCH holds while it publishes and keeps the
       // subscription it replaces: one that committed between the read and the delete below lost the
-      // subscription its just-published event, still waiting, is to be judged by.
+      // subscription its just-published event, still waiting, is to be judged by. The lock is what it
+      // needs, not an empty outbox: one bounded publication takes it (events still waiting there will be
+      // numbered after every kept subscription's last event, and need none of them).
       await publishEvents(handle, trx)
       const oldest = await events.oldestWaitingIn(trx)
       await endpoints.forgetSubscriptionsBefore(trx, oldest ?? Number.MAX_SAFE_INTEGER)

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { expect, it } from 'vitest'
 import { loadConfig } from '../config.js'
 import { PURGE_INTERVAL_MS } from '../deps.js'
+import { CATCH_UP_TRANSACTIONS, PUBLISH_BOUND } from '../events/events.publisher.js'
 import { EVENT_ID_DIGITS } from '../events/events.repository.js'
 import { TOP_ACCOUNTS } from '../http/metrics.js'
 import { MAX_URL_LENGTH } from './address.js'
@@ -59,6 +60,8 @@ const delay = (ms: number) =>
 it.each([
   ['what the folder deletes', `deletes them after ${days(RETENTION_MS)} days`],
   ['event ids', `zero-padded to ${EVENT_ID_DIGITS} digits`],
+  ['events numbered per transaction', `at most ${n(PUBLISH_BOUND)} per transaction (\`PUBLISH_BOUND\`)`],
+  ['a catch-up’s transactions', `(\`createEventCatchUp\`, at most ${CATCH_UP_TRANSACTIONS}, else a 503`],
   ['fan-out events per transaction', `takes up to ${n(FAN_OUT_EVENTS)} of them`],
   ['fan-out attempts per transaction', `writes at most ${n(FAN_OUT_ROWS)} attempts`],
   ['the fan-out gate', `has ${FAN_OUT_AHEAD} attempts due`],

@@ -99,10 +99,6 @@ export function createStep(deps: StepDeps) {
     const renew = (lanes.size > 0 && startedAt - renewedAt >= RENEW_MS) || unsure
     // Leasing renews nothing already held: it dates this instance's leases only when it held none.
     const noneHeld = lanes.size === 0
-    // PostgreSQL: what committed since is numbered first (one short transaction, one publisher at once);
-    // with no endpoint enabled, written already fanned out.
-    if (claim && (await events.anyUnpublished()))
-      await handle.write((trx) => publishEvents(handle, trx, endpoints.anyEnabledIn))
     const fan = claim && (await events.anyWaiting()) ? await fanOut.demand(dbNow, lanes.held()) : undefined
     const acquire = claim && lanes.size < MAX_LANES && (await leases.anyClaimable(dbNow))
     // Before the lanes say what they want: one making room is refilled no more.
@@ -132,6 +128,15 @@ export function createStep(deps: StepDeps) {
     return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
   type Plan = NonNullable<Awaited<ReturnType<typeof plan>>>
+
+  /**
+   * PostgreSQL: what committed since, numbered first in one bounded transaction (`publishEvents`: with no
+   * endpoint enabled, written already fanned out); whether it left more, for the next step at once.
+   */
+  async function publish(claim: boolean): Promise<boolean> {
+    if (!claim || !(await events.anyUnpublished())) return false
+    return (await handle.write((trx) => publishEvents(handle, trx, endpoints.anyEnabledIn))).more
+  }
 
   /**
    * Lanes held longest make room for the endpoints that wait; their queued attempts go back (`toEnd`).
@@ -201,14 +206,16 @@ export function createStep(deps: StepDeps) {
   }
 
   /**
-   * One step: its plan, its transaction, then the lanes as it left them. `busy` when it did anything;
-   * `more` when its bounds (ENDPOINTS_PER_STEP) left endpoints to lease or lanes to refill.
+   * One step: its publication, its plan, its transaction, then the lanes as it left them. `busy` when it
+   * did anything; `more` when its bounds (ENDPOINTS_PER_STEP, PUBLISH_BOUND) left endpoints to lease, lanes
+   * to refill or events to number.
    */
   async function step(claim: boolean): Promise<StepResult> {
+    const unpublished = await publish(claim)
     // Ended endpoints' attempts their ending left pending, a bounded batch (sweep.ts).
     const swept = claim ? await sweep() : 'none'
     const work = await plan(claim)
-    if (!work) return { busy: swept !== 'none', more: swept === 'more' }
+    if (!work) return { busy: unpublished || swept !== 'none', more: unpublished || swept === 'more' }
     // Not written (a deadline, a lost connection): what ended, and what ended lanes had queued, is written
     // by the next step instead, so no attempt stays held by this dispatcher with nothing to end it.
     const result = await write(work).catch((error: unknown) => {
@@ -233,13 +240,19 @@ export function createStep(deps: StepDeps) {
     // idle (refilled no more), which gives those back, and is leased again.
     unqueued.push(...lanes.retire(result.unknown.map((endpoint) => endpoint.id)))
     lanes.enqueue(result.taken)
-    const more = work.more || result.acquired.length === ENDPOINTS_PER_STEP
+    const more = work.more || unpublished || result.acquired.length === ENDPOINTS_PER_STEP
     // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).
     // Passing events over (no endpoint enabled) is no reason to step again sooner than a poll.
     const fanned = work.fan?.kind === 'fan'
     // Attempts taken out of ended lanes are ended by the next step, soon.
     const ends = work.ended.length > 0 || work.toEnd.length > 0 || unqueued.length > 0
-    const busy = ends || fanned || result.taken.length > 0 || result.acquired.length > 0 || swept !== 'none'
+    const busy =
+      ends ||
+      fanned ||
+      unpublished ||
+      swept !== 'none' ||
+      result.taken.length > 0 ||
+      result.acquired.length > 0
     return { busy, more: more || swept === 'more' }
   }
 

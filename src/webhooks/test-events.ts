@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js'
 import { databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { AppError } from '../errors.js'
-import { publishAddressedEvent, publishEvents } from '../events/events.publisher.js'
+import { createEventCatchUp, publishAddressedEvent, publishCommitted } from '../events/events.publisher.js'
 import { eventIdOf, PING } from '../events/events.repository.js'
 import type { Limits, RateLimitStore } from '../rate-limit/rate-limit.port.js'
 import { webhookTestSubject } from '../rate-limit/subjects.js'
@@ -28,6 +28,8 @@ export function createTestEvents(deps: { handle: DbHandle; clock: Clock; limiter
   const { handle, clock, limiter } = deps
   const endpoints = createEndpointsRepository(handle)
   const attempts = createAttemptsRepository(handle)
+  /** Before the transaction: what it numbers under the lock is then only what committed in between. */
+  const catchUp = createEventCatchUp(handle)
 
   /** The caller's endpoint, enabled: else the 404 or the 409 that says why no test event goes to it. */
   function usable(row: EndpointRow | undefined, endpointId: string): EndpointRow {
@@ -65,11 +67,13 @@ export function createTestEvents(deps: { handle: DbHandle; clock: Clock; limiter
     const id = endpointNumberOf(endpointId)
     // Judged before counting: nobody spends the limit of an endpoint that is not theirs.
     usable(await endpoints.find(apiKeyId, id), endpointId)
+    // Before counting too: a 503 behind a backlog spends none of the endpoint's test events.
+    await catchUp()
     await admit(id, endpointId)
     const seq = await handle.write(async (trx) => {
       // PostgreSQL: the event order's lock, then the endpoint's row, the order a PATCH takes them in; then
       // judged again, so that a disabling PATCH or a DELETE that committed first leaves nothing pending.
-      await publishEvents(handle, trx)
+      await publishCommitted(handle, trx)
       const row = usable(await endpoints.lockOwnIn(trx, apiKeyId, id), endpointId)
       const seq = await publishAddressedEvent(handle, trx, {
         type: PING,
