@@ -3,7 +3,6 @@ import type { Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { lastEventSeq } from '../events/events.repository.js'
 import { PENDING } from './attempts.repository.js'
-import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>
 
@@ -37,8 +36,8 @@ export type EndedEndpointRow = EndingRow & {
 
 /**
  * The SQL for webhook endpoints, but for their lease columns (`lease_owner`, `lease_until`), which
- * leases.repository.ts reads and writes: the dispatchers' hold on them. Deleted endpoints are never read
- * back.
+ * leases.repository.ts reads and writes (the dispatchers' hold on them), and their failing streak, which
+ * circuits.repository.ts moves. Deleted endpoints are never read back.
  */
 export function createEndpointsRepository(handle: DbHandle) {
   const live = (db: Db) => db.selectFrom('webhook_endpoints').selectAll().where('deleted_at', 'is', null)
@@ -48,15 +47,6 @@ export function createEndpointsRepository(handle: DbHandle) {
   )
   const page = handle.prepareRead((db, apiKeyId: number, afterId: number, limit: number) =>
     own(db, apiKeyId).where('id', '>', afterId).orderBy('id').limit(limit),
-  )
-
-  const circuitOpen = handle.prepareRead((db, threshold: number) =>
-    db
-      .selectFrom('webhook_endpoints')
-      .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('status', '=', 'enabled')
-      .where('deleted_at', 'is', null)
-      .where('failures_in_row', '>=', threshold),
   )
 
   const enabledIds = handle.prepareRead((db) =>
@@ -133,32 +123,6 @@ export function createEndpointsRepository(handle: DbHandle) {
         .where('deleted_at', 'is', null)
         .orderBy('id')
       return (handle.dialect === 'postgres' ? query.forUpdate() : query).execute()
-    },
-    /** After a success of each: the failing streak ends and the circuit closes (one statement). */
-    async closeCircuits(trx: Db, ids: readonly number[]): Promise<void> {
-      if (ids.length === 0) return
-      await trx
-        .updateTable('webhook_endpoints')
-        .set({ failing_since: null, failures_in_row: 0 })
-        .where('id', 'in', [...ids])
-        .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('failures_in_row', '>', 0)]))
-        .execute()
-    },
-    /** After a failed attempt that started at `startedAt`: the streak grows; the endpoint as it is then. */
-    countFailure: (trx: Db, id: number, startedAt: number) =>
-      trx
-        .updateTable('webhook_endpoints')
-        .set((eb) => ({
-          failures_in_row: eb('failures_in_row', '+', 1),
-          failing_since: eb.fn.coalesce('failing_since', eb.val(startedAt)),
-        }))
-        .where('id', '=', id)
-        .returning(['status', 'deleted_at', 'failing_since'])
-        .executeTakeFirst(),
-    /** Enabled endpoints whose circuit is open (a metric). */
-    async countCircuitOpen(): Promise<number> {
-      const [row] = await circuitOpen(CIRCUIT_OPENS_AFTER)
-      return Number(row?.count ?? 0)
     },
     /** The account's live endpoint; another account's is as absent as a missing one. */
     async find(apiKeyId: number, id: number): Promise<EndpointRow | undefined> {

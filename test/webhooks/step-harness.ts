@@ -16,7 +16,25 @@ export function stepOf(
   clock: Clock = systemClock,
   idleSince = Date.now(),
 ) {
-  const lanes = createLanes({
+  const lanes = lanesThatNeverStart()
+  lanes.add(
+    held.map((row) => ({ ...row, failuresInRow: 0 })),
+    idleSince,
+  )
+  return stepOver(handle, clock, owner, lanes)
+}
+
+/**
+ * A dispatcher's step for `owner` over `handle`, on `clock`, and its lanes, which hold no endpoint and never
+ * start an attempt: what a test gives back to them (`giveBackEnded`) is what the steps write down.
+ */
+export function settlingStepOf(handle: DbHandle, owner: string, clock: Clock) {
+  const lanes = lanesThatNeverStart()
+  return { ...stepOver(handle, clock, owner, lanes), lanes }
+}
+
+function lanesThatNeverStart() {
+  return createLanes({
     maxInFlight: 8,
     run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
     isStillOwn: () => true,
@@ -25,11 +43,6 @@ export function stepOf(
     started: () => {},
     ended: () => {},
   })
-  lanes.add(
-    held.map((row) => ({ ...row, failuresInRow: 0 })),
-    idleSince,
-  )
-  return stepOver(handle, clock, owner, lanes)
 }
 
 /** A dispatcher's step with these lanes, over the real repositories, retries on their real schedule. */

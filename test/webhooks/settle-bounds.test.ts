@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto'
+import { expect, it } from 'vitest'
+import { ownerIdOf } from '../../src/webhooks/owner.js'
+import { build, type TestApp } from '../helpers.js'
+import { answered, countingStatements, endedAttempts, endpointsOf } from './ended-harness.js'
+import { settlingStepOf } from './step-harness.js'
+
+/**
+ * A step writes down what ended since the one before inside its transaction, which has the database's
+ * deadline and renews the leases. When one partner's endpoints all fail at once, that is many failures a
+ * step: each moves its endpoint's failing streak and schedules a retry. Written one by one (two round
+ * trips each on PostgreSQL), 2,000 of them outlasted the deadline, the step was tried again with more, and
+ * the instance stopped delivering. Now a step's failures take a few statements however many there are.
+ */
+
+const ENDPOINTS = 3
+
+/** `count` attempts to ENDPOINTS endpoints, in turn, that ended with a 500; the step that writes them. */
+async function failuresToSettle(t: TestApp, count: number, handle = t.deps.database) {
+  const { db } = t.deps.database
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const now = t.clock.now()
+  const ids = await endpointsOf(db, account, ENDPOINTS, now)
+  const owner = ownerIdOf(randomUUID())
+  const answers = Array.from({ length: count }, (_, n) => ({
+    endpointId: ids[n % ENDPOINTS] ?? 0,
+    outcome: answered(500, now),
+  }))
+  const ended = await endedAttempts(db, owner, answers, now)
+  const dispatcher = settlingStepOf(handle, owner, t.clock)
+  dispatcher.lanes.giveBackEnded(ended)
+  return { dispatcher, ended, ids }
+}
+
+/** Attempts of `t`'s database: the ids of those written down as failed, and how many retries are pending. */
+async function attemptsOf(t: TestApp) {
+  const rows = await t.deps.database.db
+    .selectFrom('webhook_attempts')
+    .select(['id', 'status', 'attempt'])
+    .orderBy('id')
+    .execute()
+  return {
+    failed: rows.filter((row) => row.status === 'failed' && row.attempt === 1).map((row) => row.id),
+    retries: rows.filter((row) => row.status === 'pending' && row.attempt === 2).length,
+  }
+}
+
+const streaksOf = async (t: TestApp) =>
+  (
+    await t.deps.database.db.selectFrom('webhook_endpoints').select('failures_in_row').orderBy('id').execute()
+  ).map((row) => row.failures_in_row)
+
+it('writes down a step’s failures of a few endpoints in as many statements for 300 as for 30', async (context) => {
+  const statementsFor = async (count: number) => {
+    const t = await build(context)
+    const counting = countingStatements(t.deps.database)
+    const { dispatcher } = await failuresToSettle(t, count, counting.handle)
+    await dispatcher.step(false)
+    expect((await attemptsOf(t)).retries).toBe(count)
+    expect(await streaksOf(t)).toEqual(Array(ENDPOINTS).fill(count / ENDPOINTS))
+    return counting.statements()
+  }
+  expect(await statementsFor(300)).toBe(await statementsFor(30))
+})
