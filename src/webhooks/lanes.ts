@@ -158,11 +158,15 @@ export function createLanes(options: LanesOptions) {
     giveBackEnded(outcomes: readonly Ended[]): void {
       ended = [...outcomes, ...ended]
     },
-    /** What ended since the last call (the step writes it down). */
-    takeEnded(): Ended[] {
-      const taken = ended
-      ended = []
+    /** What ended since the last call, the first `max` of it at most (the step writes it down). */
+    takeEnded(max = Number.POSITIVE_INFINITY): Ended[] {
+      const taken = ended.slice(0, max)
+      ended = ended.slice(taken.length)
       return taken
+    },
+    /** Outcomes ended and not taken yet. */
+    get endedCount() {
+      return ended.length
     },
     /**
      * Hangs up on every request in flight (the leases are no longer surely this instance's: another may

@@ -41,7 +41,15 @@ import {
   POOLS_PER_ENDPOINT,
 } from './send.js'
 import { MAX_RETIRED_SECRETS } from './signature.js'
-import { ENDPOINTS_PER_STEP, HOLD_MS, LEASE_MS, LINGER_MS, MAX_LANES, RENEW_MS } from './step.js'
+import {
+  ENDPOINTS_PER_STEP,
+  HOLD_MS,
+  LEASE_MS,
+  LINGER_MS,
+  MAX_LANES,
+  RENEW_MS,
+  SETTLED_PER_STEP,
+} from './step.js'
 import { SWEEP_EVERY_MS } from './sweep.js'
 import { TEST_EVENTS_PER_MINUTE } from './test-events.js'
 import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from './webhooks.schemas.js'
@@ -72,6 +80,7 @@ it.each([
     'a step’s bounds',
     `A step leases at most ${ENDPOINTS_PER_STEP} endpoints and refills at most ${ENDPOINTS_PER_STEP} lanes' queues`,
   ],
+  ['outcomes a step writes down', `writes down at most ${n(SETTLED_PER_STEP)} attempts that ended`],
   ['starts per turn', `start at most ${STARTS_PER_TURN} attempts per turn of the event loop`],
   ['sockets per instance', `(${n(MAX_IN_FLIGHT)} in all`],
   ['a lane’s queue', `up to ${QUEUE_SIZE} of the endpoint's due attempts`],

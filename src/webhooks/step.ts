@@ -2,7 +2,7 @@
  * One step of a webhook dispatcher (dispatcher.ts runs them): a plan from cheap reads, then one
  * transaction that renews the leases, writes down what ended, fans committed events out, leases
  * endpoints and refills the lanes' queues, then the lanes as it left them. Every step is bounded
- * (ENDPOINTS_PER_STEP), whatever the number of endpoints.
+ * (ENDPOINTS_PER_STEP, SETTLED_PER_STEP), whatever the number of endpoints and of attempts that ended.
  */
 import type { Clock } from '../clock.js'
 import { createDatabaseClock, databaseNow } from '../db/database-clock.js'
@@ -46,6 +46,11 @@ export const HOLD_MS = 10_000
  * steps, in turn, without waiting BUSY_MS between them.
  */
 export const ENDPOINTS_PER_STEP = 100
+/**
+ * Ended attempts a step writes down at most, the oldest first (the rest wait for the next step, at once):
+ * however many fail at once, the step stays within the database's deadline, which its renewal shares.
+ */
+export const SETTLED_PER_STEP = 2_000
 
 export interface StepDeps {
   handle: DbHandle
@@ -118,11 +123,11 @@ export function createStep(deps: StepDeps) {
     const toTake = new Set(takeable)
     const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !toTake.has(id))
     // Taken after every read that may fail: what ended is never dropped with a failed plan.
-    const ended = lanes.takeEnded()
+    const ended = lanes.takeEnded(SETTLED_PER_STEP)
     const hungUp = lanes.takeHungUp()
     const toEnd = unqueued
     unqueued = []
-    const more = takeable.length > turn.size
+    const more = takeable.length > turn.size || lanes.endedCount > 0
     const work = { ended, hungUp, toEnd, startedAt, renew, noneHeld, fan, acquire, idle, wants, more }
     const due = wants.length > 0 || hungUp.length > 0 || toEnd.length > 0
     return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
@@ -206,9 +211,10 @@ export function createStep(deps: StepDeps) {
   }
 
   /**
-   * One step: its publication, its plan, its transaction, then the lanes as it left them. `busy` when it
-   * did anything; `more` when its bounds (ENDPOINTS_PER_STEP, PUBLISH_BOUND) left endpoints to lease, lanes
-   * to refill or events to number.
+   * One step: its publication, its sweep, its plan, its transaction, then the lanes as it left them.
+   * `busy` when it did anything; `more` when its bounds left endpoints to lease or lanes to refill
+   * (ENDPOINTS_PER_STEP), ended attempts to write down (SETTLED_PER_STEP), events to number
+   * (PUBLISH_BOUND) or ended endpoints' attempts to end (ENDING_BATCH).
    */
   async function step(claim: boolean): Promise<StepResult> {
     const unpublished = await publish(claim)

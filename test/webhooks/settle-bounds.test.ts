@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
 import { ownerIdOf } from '../../src/webhooks/owner.js'
+import { SETTLED_PER_STEP } from '../../src/webhooks/step.js'
 import { build, type TestApp } from '../helpers.js'
 import { answered, countingStatements, endedAttempts, endpointsOf } from './ended-harness.js'
 import { settlingStepOf } from './step-harness.js'
@@ -10,7 +11,8 @@ import { settlingStepOf } from './step-harness.js'
  * deadline and renews the leases. When one partner's endpoints all fail at once, that is many failures a
  * step: each moves its endpoint's failing streak and schedules a retry. Written one by one (two round
  * trips each on PostgreSQL), 2,000 of them outlasted the deadline, the step was tried again with more, and
- * the instance stopped delivering. Now a step's failures take a few statements however many there are.
+ * the instance stopped delivering. Now a step's failures take a few statements however many there are,
+ * and a step writes down at most SETTLED_PER_STEP of them, leaving the rest, in order, to the next.
  */
 
 const ENDPOINTS = 3
@@ -61,4 +63,24 @@ it('writes down a step’s failures of a few endpoints in as many statements for
     return counting.statements()
   }
   expect(await statementsFor(300)).toBe(await statementsFor(30))
+})
+
+it(`writes down at most ${SETTLED_PER_STEP.toLocaleString('en')} outcomes a step and says there is more; the next step writes the rest, each once`, async (context) => {
+  const t = await build(context)
+  const total = SETTLED_PER_STEP + 300
+  const { dispatcher, ended } = await failuresToSettle(t, total)
+  const order = ended.map((end) => end.claimed.id)
+
+  expect(await dispatcher.step(false)).toMatchObject({ busy: true, more: true })
+  const first = await attemptsOf(t)
+  // The oldest first: those that ended first are written down first.
+  expect(first.failed).toEqual(order.slice(0, SETTLED_PER_STEP))
+  expect(first.retries).toBe(SETTLED_PER_STEP)
+
+  expect(await dispatcher.step(false)).toMatchObject({ busy: true, more: false })
+  const second = await attemptsOf(t)
+  expect(second.failed).toEqual(order)
+  expect(second.retries).toBe(total)
+  expect((await streaksOf(t)).reduce((sum, streak) => sum + streak, 0)).toBe(total)
+  expect(await dispatcher.step(false)).toEqual({ busy: false, more: false })
 })
