@@ -7,7 +7,6 @@
 import type { Clock } from '../clock.js'
 import { createDatabaseClock, databaseNow } from '../db/database-clock.js'
 import type { DbHandle } from '../db/handle.js'
-import { publishEvents } from '../events/events.publisher.js'
 import { createEventsRepository } from '../events/events.repository.js'
 import type { ClaimedAttempt } from './attempts.repository.js'
 import type { ClaimsRepository } from './claims.repository.js'
@@ -19,7 +18,7 @@ import { inTurn, wantFor } from './lane.js'
 import type { Lanes } from './lanes.js'
 import type { LeasesRepository } from './leases.repository.js'
 import { createSettler } from './settle.js'
-import { createSweep } from './sweep.js'
+import { createUpkeep } from './upkeep.js'
 
 /** An endpoint lease lasts this long (database time) unless renewed. */
 export const LEASE_MS = 5_000
@@ -76,7 +75,7 @@ export function createStep(deps: StepDeps) {
   const endpoints = createEndpointsRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
   const withoutEnded = createEndedEndpoints(handle)
-  const sweep = createSweep(handle, clock)
+  const upkeep = createUpkeep(handle, clock)
   /** What the plan's reads judge due times and leases by: the database's clock, as the transaction does. */
   const databaseClock = createDatabaseClock(handle, clock)
   /** Local time of the start of the last step that renewed every lease (or, holding none, leased some). */
@@ -133,15 +132,6 @@ export function createStep(deps: StepDeps) {
     return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
   type Plan = NonNullable<Awaited<ReturnType<typeof plan>>>
-
-  /**
-   * PostgreSQL: what committed since, numbered first in one bounded transaction (`publishEvents`: with no
-   * endpoint enabled, written already fanned out); whether it left more, for the next step at once.
-   */
-  async function publish(claim: boolean): Promise<boolean> {
-    if (!claim || !(await events.anyUnpublished())) return false
-    return (await handle.write((trx) => publishEvents(handle, trx, endpoints.anyEnabledIn))).more
-  }
 
   /**
    * Lanes held longest make room for the endpoints that wait; their queued attempts go back (`toEnd`).
@@ -211,17 +201,15 @@ export function createStep(deps: StepDeps) {
   }
 
   /**
-   * One step: its publication, its sweep, its plan, its transaction, then the lanes as it left them.
+   * One step: its upkeep (upkeep.ts), its plan, its transaction, then the lanes as it left them.
    * `busy` when it did anything; `more` when its bounds left endpoints to lease or lanes to refill
    * (ENDPOINTS_PER_STEP), ended attempts to write down (SETTLED_PER_STEP), events to number
    * (PUBLISH_BOUND) or ended endpoints' attempts to end (ENDING_BATCH).
    */
   async function step(claim: boolean): Promise<StepResult> {
-    const unpublished = await publish(claim)
-    // Ended endpoints' attempts their ending left pending, a bounded batch (sweep.ts).
-    const swept = claim ? await sweep() : 'none'
+    const before = claim ? await upkeep() : { busy: false, more: false }
     const work = await plan(claim)
-    if (!work) return { busy: unpublished || swept !== 'none', more: unpublished || swept === 'more' }
+    if (!work) return before
     // Not written (a deadline, a lost connection): what ended, and what ended lanes had queued, is written
     // by the next step instead, so no attempt stays held by this dispatcher with nothing to end it.
     const result = await write(work).catch((error: unknown) => {
@@ -246,20 +234,14 @@ export function createStep(deps: StepDeps) {
     // idle (refilled no more), which gives those back, and is leased again.
     unqueued.push(...lanes.retire(result.unknown.map((endpoint) => endpoint.id)))
     lanes.enqueue(result.taken)
-    const more = work.more || unpublished || result.acquired.length === ENDPOINTS_PER_STEP
+    const more = work.more || before.more || result.acquired.length === ENDPOINTS_PER_STEP
     // A fan-out tried counts even when it finished no event (one with over 2,000 takers takes steps).
     // Passing events over (no endpoint enabled) is no reason to step again sooner than a poll.
     const fanned = work.fan?.kind === 'fan'
     // Attempts taken out of ended lanes are ended by the next step, soon.
     const ends = work.ended.length > 0 || work.toEnd.length > 0 || unqueued.length > 0
-    const busy =
-      ends ||
-      fanned ||
-      unpublished ||
-      swept !== 'none' ||
-      result.taken.length > 0 ||
-      result.acquired.length > 0
-    return { busy, more: more || swept === 'more' }
+    const busy = ends || fanned || before.busy || result.taken.length > 0 || result.acquired.length > 0
+    return { busy, more }
   }
 
   return {
