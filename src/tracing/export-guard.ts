@@ -1,27 +1,52 @@
 import { type Attributes, SpanKind, SpanStatusCode } from '@opentelemetry/api'
-import { type ExportResult, ExportResultCode } from '@opentelemetry/core'
+import { type ExportResult, ExportResultCode, getNumberFromEnv } from '@opentelemetry/core'
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { redactKeysInTarget } from '../redact-keys.js'
 import { droppedSpans } from './tracing.js'
 
+/** The batch processor's export timeout when OTEL_BSP_EXPORT_TIMEOUT is unset, or not above 0. */
+const SDK_EXPORT_TIMEOUT_MS = 30_000
+
+/**
+ * OTEL_BSP_EXPORT_TIMEOUT as `sdk-node` reads it for its batch processor: the SDK's own reader (a number,
+ * else unset), and a value not above 0 is the default.
+ */
+export function batchExportTimeoutMs(): number {
+  const given = getNumberFromEnv('OTEL_BSP_EXPORT_TIMEOUT')
+  return given !== undefined && given > 0 ? given : SDK_EXPORT_TIMEOUT_MS
+}
+
 /**
  * The exporter, with what leaves the process checked first (on the batch's timer, never on a request's
- * time), and the spans of every batch it failed to deliver (after its own retries) counted:
+ * time), and the spans of every batch it failed to deliver counted:
  * - anything shaped like an API key, in any string a span carries (its name, its status message, its
  *   attributes and its events'), is redacted, percent-encoded or not, as the access log does: a key sent
  *   in the wrong place (the path, a body's field name) reaches `url.path` or an error's message otherwise;
  * - a SERVER span that answered below 500 is not an error (the HTTP semantic conventions): @fastify/otel
  *   marks every request whose handling met an error (a 404, a 429, a refused body) ERROR, with the error's
  *   message, which may repeat what the client sent.
+ *
+ * A batch is failed, and counted, when the exporter has not called back within `timeoutMs` (the
+ * batch processor's own export timeout, after which it gives up on it): a collector that trickles its
+ * answer never trips the transport's idle timer, and its batches would otherwise be lost uncounted. An
+ * answer after that is ignored.
  */
-export function guardedExporter(exporter: SpanExporter): SpanExporter {
+export function guardedExporter(exporter: SpanExporter, timeoutMs: number): SpanExporter {
   return {
     export(spans: ReadableSpan[], done: (result: ExportResult) => void) {
-      for (const span of spans) guard(span as Writable)
-      exporter.export(spans, (result) => {
+      let settled = false
+      const settle = (result: ExportResult) => {
+        if (settled) return
+        settled = true
+        clearTimeout(deadline)
         if (result.code !== ExportResultCode.SUCCESS) droppedSpans.export_failed += spans.length
         done(result)
-      })
+      }
+      const deadline = setTimeout(() => {
+        settle({ code: ExportResultCode.FAILED, error: new Error(`export not answered in ${timeoutMs} ms`) })
+      }, timeoutMs).unref()
+      for (const span of spans) guard(span as Writable)
+      exporter.export(spans, settle)
     },
     shutdown: () => exporter.shutdown(),
     forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),

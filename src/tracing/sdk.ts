@@ -10,7 +10,7 @@ import type { TracingConfig } from '../config.js'
 import { redactKeysInTarget } from '../redact-keys.js'
 import { VERSION } from '../version.js'
 import { createContextScope } from './context-scope.js'
-import { guardedExporter } from './export-guard.js'
+import { batchExportTimeoutMs, guardedExporter } from './export-guard.js'
 import { followingLinks, RequestSampling, samplerOf } from './request-sampling.js'
 import { droppedSpans, useTracer } from './tracing.js'
 
@@ -58,7 +58,7 @@ export function startTracing(config: TracingConfig): StartedTracing {
     sampler: followingLinks(sampler),
     idGenerator: sampling.idGenerator,
     contextManager: scope.contextManager,
-    traceExporter: guardedExporter(exporter),
+    traceExporter: guardedExporter(exporter, batchExportTimeoutMs()),
     instrumentations: [fastifyOtel],
     // Only traces: no metrics or logs pipelines (Prometheus serves metrics, pino the logs).
     metricReaders: [],

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http'
+import { createServer, type RequestListener } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -93,25 +93,61 @@ test('a collector that is down: every request answers, and the spans it could no
     OTEL_EXPORTER_OTLP_TIMEOUT: '500',
   })
   for (let index = 0; index < 20; index++) expect((await listPets()).status).toBe(200)
-  const dropped = async () => {
-    const metrics = await get(service.port, '/metrics')
-    const match = /petstore_trace_spans_dropped_total\{reason="export_failed"\} (\d+)/.exec(metrics.body)
-    return Number(match?.[1] ?? 0)
-  }
-  await expect.poll(dropped, { timeout: 15_000, interval: 200 }).toBeGreaterThan(0)
+  await expect
+    .poll(() => droppedSpans(service.port, 'export_failed'), { timeout: 15_000, interval: 200 })
+    .toBeGreaterThan(0)
 })
 
-/** A collector that takes the connection and never answers, for `during`; closed after it. */
-async function withHungCollector(during: (endpoint: string) => Promise<void>): Promise<void> {
-  const hung = createServer(() => {})
-  await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve))
+/** What `/metrics` says the service dropped for `reason`. */
+async function droppedSpans(port: number, reason: 'export_failed' | 'queue_full'): Promise<number> {
+  const metrics = await get(port, '/metrics')
+  const match = new RegExp(`petstore_trace_spans_dropped_total\\{reason="${reason}"\\} (\\d+)`).exec(
+    metrics.body,
+  )
+  return Number(match?.[1] ?? 0)
+}
+
+/** A collector that answers each export as `answer` does, for `during`; closed after it. */
+async function withCollector(answer: RequestListener, during: (endpoint: string) => Promise<void>) {
+  const collector = createServer(answer)
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve))
   try {
-    await during(`http://127.0.0.1:${(hung.address() as AddressInfo).port}`)
+    await during(`http://127.0.0.1:${(collector.address() as AddressInfo).port}`)
   } finally {
-    hung.closeAllConnections()
-    hung.close()
+    collector.closeAllConnections()
+    collector.close()
   }
 }
+
+/** A collector that takes the connection and never answers. */
+const withHungCollector = (during: (endpoint: string) => Promise<void>) => withCollector(() => {}, during)
+
+/** Answers 200 with its headers, then one byte every 300 ms, never ending: no socket is ever idle. */
+const trickling: RequestListener = (request, response) => {
+  request.resume()
+  request.on('end', () => {
+    response.writeHead(200, { 'content-type': 'application/x-protobuf' })
+    response.flushHeaders()
+    const trickle = setInterval(() => response.write('\0'), 300)
+    response.on('close', () => clearInterval(trickle))
+  })
+}
+
+test('a collector that trickles its answer: each batch unanswered by OTEL_BSP_EXPORT_TIMEOUT is counted', async () => {
+  await withCollector(trickling, async (endpoint) => {
+    const { service, listPets } = await serve({
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
+      OTEL_BSP_EXPORT_TIMEOUT: '1000',
+    })
+    // Five requests, so a handful of exports: past 30 open ones the exporter refuses the next at once.
+    for (let index = 0; index < 5; index++) expect((await listPets()).status).toBe(200)
+    // Each request's SERVER span at least, in batches that no answer ever ends.
+    await expect
+      .poll(() => droppedSpans(service.port, 'export_failed'), { timeout: 20_000, interval: 200 })
+      .toBeGreaterThanOrEqual(5)
+  })
+})
 
 test('a collector that takes the connection and never answers: the queue fills, its drops are counted', async () => {
   await withHungCollector(async (endpoint) => {
@@ -124,9 +160,7 @@ test('a collector that takes the connection and never answers: the queue fills, 
     const dropped = async () => {
       // Requests keep coming: the batch processor reports its drops when a span next finds room.
       for (let index = 0; index < 10; index++) expect((await listPets()).status).toBe(200)
-      const metrics = await get(service.port, '/metrics')
-      const match = /petstore_trace_spans_dropped_total\{reason="queue_full"\} (\d+)/.exec(metrics.body)
-      return Number(match?.[1] ?? 0)
+      return droppedSpans(service.port, 'queue_full')
     }
     await expect.poll(dropped, { timeout: 20_000, interval: 300 }).toBeGreaterThan(0)
   })
