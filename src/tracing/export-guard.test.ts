@@ -1,5 +1,6 @@
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core'
-import { BasicTracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base'
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { afterEach, beforeEach, expect, it, vi } from 'vitest'
 import { guardedExporter } from './export-guard.js'
 import { droppedSpans } from './tracing.js'
@@ -16,13 +17,19 @@ function heldExporter() {
   return { exporter, calls }
 }
 
-function endedSpans(count: number): ReadableSpan[] {
-  const tracer = new BasicTracerProvider().getTracer('test')
-  return Array.from({ length: count }, (_, index) => {
-    const span = tracer.startSpan(`span ${index}`)
-    span.end()
-    return span as unknown as ReadableSpan
-  })
+/** Ended spans as the exporter gets them, with only the fields the guard reads. */
+function endedSpans(count: number, name = 'span'): ReadableSpan[] {
+  return Array.from(
+    { length: count },
+    (_, index) =>
+      ({
+        name: `${name} ${index}`,
+        kind: SpanKind.INTERNAL,
+        status: { code: SpanStatusCode.UNSET },
+        attributes: {},
+        events: [],
+      }) as unknown as ReadableSpan,
+  )
 }
 
 beforeEach(() => {
@@ -62,4 +69,19 @@ it('a batch answered in time is passed on once, counted only if it failed', () =
   vi.advanceTimersByTime(5_000)
   expect(results.map((result) => result.code)).toEqual([ExportResultCode.SUCCESS, ExportResultCode.FAILED])
   expect(droppedSpans.export_failed - before).toBe(4)
+})
+
+it("guards and exports a batch on a later turn than the call: the batch processor calls it from a request's span.end()", () => {
+  const { exporter, calls } = heldExporter()
+  const results: ExportResult[] = []
+  const spans = endedSpans(2, 'GET /v1/ps_live_0123456789abcdef')
+  guardedExporter(exporter, 1_000).export(spans, (result) => results.push(result))
+  expect(calls).toHaveLength(0)
+  expect(spans[0]?.name).toBe('GET /v1/ps_live_0123456789abcdef 0')
+
+  vi.advanceTimersByTime(0)
+  expect(calls).toHaveLength(1)
+  expect(calls[0]?.spans.map((span) => span.name)).toEqual(['GET /v1/[redacted] 0', 'GET /v1/[redacted] 1'])
+  calls[0]?.done({ code: ExportResultCode.SUCCESS })
+  expect(results).toEqual([{ code: ExportResultCode.SUCCESS }])
 })

@@ -17,7 +17,7 @@ export function batchExportTimeoutMs(): number {
 }
 
 /**
- * The exporter, with what leaves the process checked first (on the batch's timer, never on a request's
+ * The exporter, with what leaves the process checked first (on a turn of its own, never on a request's
  * time), and the spans of every batch it failed to deliver counted:
  * - anything shaped like an API key, in any string a span carries (its name, its status message, its
  *   attributes and its events'), is redacted, percent-encoded or not, as the access log does: a key sent
@@ -25,6 +25,13 @@ export function batchExportTimeoutMs(): number {
  * - a SERVER span that answered below 500 is not an error (the HTTP semantic conventions): @fastify/otel
  *   marks every request whose handling met an error (a 404, a 429, a refused body) ERROR, with the error's
  *   message, which may repeat what the client sent.
+ *
+ * The batch processor calls `export` on the stack of whatever ended the span that filled a batch (a
+ * request's `span.end()` once 512 spans are queued): the guard and the exporter's encoding (several
+ * milliseconds for 512 spans, far more the first time) wait for the next turn of the event loop. The exporter
+ * may then run outside the batch processor's context (its suppression of tracing, which only an HTTP
+ * instrumentation would read: the service has none), as its asynchronous work did already
+ * (context-scope.ts).
  *
  * A batch is failed, and counted, when the exporter has not called back within `timeoutMs` (the
  * batch processor's own export timeout, after which it gives up on it): a collector that trickles its
@@ -45,8 +52,11 @@ export function guardedExporter(exporter: SpanExporter, timeoutMs: number): Span
       const deadline = setTimeout(() => {
         settle({ code: ExportResultCode.FAILED, error: new Error(`export not answered in ${timeoutMs} ms`) })
       }, timeoutMs).unref()
-      for (const span of spans) guard(span as Writable)
-      exporter.export(spans, settle)
+      setImmediate(() => {
+        if (settled) return
+        for (const span of spans) guard(span as Writable)
+        exporter.export(spans, settle)
+      })
     },
     shutdown: () => exporter.shutdown(),
     forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
