@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
+import type { IncomingHttpHeaders } from 'node:http'
 import {
   type Attributes,
   type Context,
@@ -24,6 +24,7 @@ import {
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TracingConfig } from '../config.js'
 import type { ContextScope } from './context-scope.js'
+import { answering, holdUntilDone } from './request-hold.js'
 
 /** The sampler OTEL_TRACES_SAMPLER names (config.ts has checked it and its argument), the SDK's own. */
 export function samplerOf(config: Pick<TracingConfig, 'sampler' | 'ratio'>): Sampler {
@@ -79,10 +80,6 @@ declare module 'fastify' {
  * statements after a hang-up): after it, one that never answers stops holding the context scope.
  */
 const ABANDON_AFTER_MS = 10_000
-
-/** A traced request's part of its hold on the context scope that ends when its answer is being sent. */
-const kAnswered = Symbol('petstore.tracing.answered')
-type Answered = FastifyRequest & { [kAnswered]?: () => void }
 
 /**
  * Head sampling at the door. Whether a request is traced is decided in its first hook, by the same sampler
@@ -146,53 +143,13 @@ export class RequestSampling {
     app.decorateRequest('untracedTraceId', null)
     app.addHook('onRequest', (request, reply, done) => {
       this.decide(request)
-      if (this.pending && this.scope) this.holdUntilDone(this.scope, request, reply.raw)
+      if (this.pending && this.scope) holdUntilDone(this.scope, request, reply.raw, this.abandonAfterMs)
       done()
     })
-    app.addHook('onSend', (request: Answered, _reply, payload, done) => {
-      request[kAnswered]?.()
+    app.addHook('onSend', (request, _reply, payload, done) => {
+      answering(request)
       done(null, payload)
     })
-  }
-
-  /**
-   * Holds `scope` until the request's work is done, which is the later of its answer being sent (its
-   * handler and error handler have run: a client that hung up does not cut its handler's context short,
-   * so what a write commits after it still carries the trace) and its response closing, or its connection
-   * (on Node 20 a pipelined response still queued behind another never emits 'close' when its connection
-   * drops: http/pipelining.ts). A request that never answers (one that waited for its turn on a connection
-   * that closed: `whenWritable`) lets go `abandonAfterMs` after the close.
-   */
-  private holdUntilDone(
-    scope: Pick<ContextScope, 'hold' | 'release'>,
-    request: Answered,
-    response: ServerResponse,
-  ): void {
-    scope.hold()
-    const socket = request.raw.socket
-    let closed = false
-    let answered = false
-    const releaseWhenDone = () => {
-      if (closed && answered) scope.release()
-    }
-    // Once: a connection's 'close' closes the response too, and an emitter calls the listeners it had
-    // when the event began, so this may be called again after it took itself off.
-    const answer = () => {
-      if (answered) return
-      answered = true
-      releaseWhenDone()
-    }
-    const close = () => {
-      if (closed) return
-      closed = true
-      socket?.off('close', close)
-      response.off('close', close)
-      if (answered) releaseWhenDone()
-      else setTimeout(answer, this.abandonAfterMs).unref()
-    }
-    request[kAnswered] = answer
-    response.once('close', close)
-    socket?.once('close', close)
   }
 
   /** @fastify/otel's `ignorePaths`, asked when a route registers and when a request starts. */
