@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import { AppError } from '../errors.js'
+import { markAnswered } from './answered-socket.js'
 import { errorBodyOf } from './error-handler.js'
 
 /**
@@ -17,6 +18,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
         ? new AppError('request_timeout', 'the request did not arrive in time')
         : new AppError('invalid_request', 'the request is not valid HTTP/1.1')
   if (socket.writable) {
+    markAnswered(socket, appError)
     const requestId = randomUUID()
     const body = JSON.stringify(errorBodyOf(appError, requestId))
     socket.write(

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import { isDatabaseUnavailable } from '../db/connect.js'
 import { AppError, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js'
 import { redactKeys } from '../redact-keys.js'
+import { answeredOnSocket } from './answered-socket.js'
 import { BODY_TOO_LARGE, NOT_JSON } from './error.schemas.js'
 
 /** Fastify's own errors, as the one sentence a client can act on. */
@@ -65,7 +66,9 @@ export function errorBodyOf(appError: AppError, requestId: string) {
 /** Every error of every scope leaves here: the status, the error's own headers, the Error body. */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error)
+    // A body cut short because Node answered on the socket (408: it did not arrive in time): that answer.
+    const cutShort = (error as { code?: string }).code === 'ECONNRESET'
+    const appError = (cutShort && answeredOnSocket(request.raw.socket)) || toAppError(error)
     if (appError.status >= 500) request.log.error({ reqId: request.id, err: error }, 'request failed')
     return reply.code(appError.status).headers(appError.headers).send(errorBodyOf(appError, request.id))
   })

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Span } from '@opentelemetry/api'
 import type { FastifyRequest } from 'fastify'
+import { answeredOnSocket } from '../http/answered-socket.js'
 import type { ContextScope } from './context-scope.js'
 
 /** A traced request's part of its hold on the context scope that ends when its answer is being sent. */
@@ -78,7 +79,8 @@ export function holdUntilDone(
 function markClosedEarly(request: FastifyRequest, { end, status }: { end: boolean; status?: number }): void {
   const span: Span | null = typeof request.opentelemetry === 'function' ? request.opentelemetry().span : null
   if (!span?.isRecording()) return
-  span.setAttribute('error.type', CONNECTION_CLOSED)
+  // The service's error code when it answered on the socket itself (408 `request_timeout`).
+  span.setAttribute('error.type', answeredOnSocket(request.raw.socket)?.code ?? CONNECTION_CLOSED)
   if (!end) return
   if (status !== undefined) span.setAttribute('http.response.status_code', status)
   span.end()

@@ -1,5 +1,6 @@
 import { connect } from 'node:net'
 import { expect, test } from 'vitest'
+import { parseResponse, sendRaw } from '../raw-http.js'
 import type { ReceivedSpan } from './otlp-receiver.js'
 import { tracedServices } from './traced-service.js'
 
@@ -50,3 +51,21 @@ test('a 404, and the OpenAPI document waiting for its turn, pipelined on a conne
   expect(spans.filter((span) => span.name === 'GET /v1/pets')).toHaveLength(40)
   expect(service.stdout()).not.toMatch(/ended Span|only call end\(\)/)
 }, 45_000)
+
+test('a body that misses PETSTORE_REQUEST_TIMEOUT_MS: the span says 408, as the client read, and why', async () => {
+  const receiver = await traced.receiver()
+  const { service, key } = await traced.serve({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    PETSTORE_REQUEST_TIMEOUT_MS: '2000',
+    PETSTORE_HEADERS_TIMEOUT_MS: '1000',
+  })
+  const head =
+    'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+    `Authorization: Bearer ${key}\r\nContent-Length: 100\r\n\r\n`
+  expect(parseResponse(await sendRaw(service.port, head, '{"name":')).status).toBe(408)
+  const spans = await receiver.waitFor((all) => all.some((span) => span.name === 'POST /v1/pets'))
+  expect(spans.find((span) => span.name === 'POST /v1/pets')?.attributes).toMatchObject({
+    'http.response.status_code': 408,
+    'error.type': 'request_timeout',
+  })
+})
