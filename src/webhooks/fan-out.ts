@@ -7,6 +7,7 @@ import { createEventsRepository, type WaitingEvent } from '../events/events.repo
 import { inSpan, linksTo } from '../tracing/tracing.js'
 import { createAttemptsRepository, type NextAttempt } from './attempts.repository.js'
 import { createEndpointsRepository, type Taker } from './endpoints.repository.js'
+import { inTurn } from './in-turn.js'
 import { subscribes } from './schedule.js'
 
 /** Events looked at per transaction, at least (more while few endpoints are enabled: `eventsPerFanOut`). */
@@ -37,6 +38,12 @@ export type FanOutDemand = { kind: 'fan'; events: number } | { kind: 'pass' }
  * left a fast endpoint's lane dry while its queue looked like a backlog.
  */
 export const FAN_OUT_AHEAD = 500
+/**
+ * Endpoints one `demand` asks at most (each a read of up to FAN_OUT_AHEAD index entries), in turn from
+ * where the last left off: while every one has its fill (every partner's server down), a step's plan reads
+ * a bounded part of them, not all, and a hungry one is found within enabled ÷ DEMAND_PROBES steps.
+ */
+export const DEMAND_PROBES = 50
 /**
  * With no endpoint enabled, waiting events are marked, no attempt written, this many per statement at most:
  * enough to keep up with any write rate from one poll to the next.
@@ -70,6 +77,8 @@ export function createFanOut(handle: DbHandle) {
   const events = createEventsRepository(handle)
   const endpoints = createEndpointsRepository(handle)
   const attempts = createAttemptsRepository(handle)
+  /** The last endpoint `demand` found with its fill: the next asks from the one after it. */
+  let askedUpTo = 0
 
   /**
    * Fans out up to `limit` waiting events, oldest first, writing at most FAN_OUT_ROWS attempts; how many
@@ -144,8 +153,9 @@ export function createFanOut(handle: DbHandle) {
     /**
      * What waiting events need now: `fan` when some enabled endpoint has fewer than FAN_OUT_AHEAD attempts
      * due beyond the `held` ones, per endpoint (retries due later do not count: the first one found
-     * answers), with how many to look at (`eventsPerFanOut`); `pass` when no endpoint is enabled, so
-     * nobody takes them (`passOver`); undefined while every endpoint has its fill.
+     * answers; DEMAND_PROBES asked at most, in turn), with how many to look at (`eventsPerFanOut`); `pass`
+     * when no endpoint is enabled, so nobody takes them (`passOver`); undefined while those asked have
+     * their fill.
      */
     async demand(
       now: number,
@@ -153,9 +163,10 @@ export function createFanOut(handle: DbHandle) {
     ): Promise<FanOutDemand | undefined> {
       const enabled = await endpoints.enabledIds()
       if (enabled.length === 0) return { kind: 'pass' }
-      for (const id of enabled) {
+      for (const id of inTurn(enabled, askedUpTo, DEMAND_PROBES)) {
         if (!(await attempts.hasDue(id, now, FAN_OUT_AHEAD + (held.get(id) ?? 0))))
           return { kind: 'fan', events: eventsPerFanOut(enabled.length) }
+        askedUpTo = id
       }
       return undefined
     },

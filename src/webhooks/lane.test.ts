@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest'
-import { inTurn, MAX_QUEUE_SIZE, QUEUE_SIZE, STEPS_QUEUED, wantFor } from './lane.js'
+import { inTurn } from './in-turn.js'
+import { MAX_QUEUE_SIZE, QUEUE_SIZE, STEPS_QUEUED, wantFor } from './lane.js'
 
 it('sizes a lane’s queue by what it started since the step before: QUEUE_SIZE at least, MAX_QUEUE_SIZE at most', () => {
   // A slow lane: refilled to QUEUE_SIZE once under half of it.

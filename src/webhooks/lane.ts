@@ -73,11 +73,6 @@ export function idleBefore(lanes: Iterable<Lane>, before: number): number[] {
     .map((lane) => lane.id)
 }
 
-/** Up to `count` of `ids` (in id order), from the first after `after` round to the start: lanes in turn. */
-export function inTurn(ids: readonly number[], after: number, count: number): number[] {
-  return [...ids.filter((id) => id > after), ...ids.filter((id) => id <= after)].slice(0, count)
-}
-
 /**
  * Attempts an instance holds per endpoint and has not written down yet (queued, in flight, or ended since
  * the last step): pending rows already on their way (to be sent, being sent, or answered), which the

@@ -12,7 +12,7 @@ import { BUSY_MS, MAX_IN_FLIGHT, POLL_MS } from './dispatcher.js'
 import { REPORT_MS, RESTART_MS } from './dispatcher-thread.js'
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import { RETENTION_MS } from './event-log.js'
-import { FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS, PASS_OVER_EVENTS } from './fan-out.js'
+import { DEMAND_PROBES, FAN_OUT_AHEAD, FAN_OUT_EVENTS, FAN_OUT_ROWS, PASS_OVER_EVENTS } from './fan-out.js'
 import {
   MAX_IN_FLIGHT_PER_ACCOUNT,
   MAX_QUEUE_SIZE,
@@ -73,6 +73,7 @@ it.each([
   ['fan-out events per transaction', `takes up to ${n(FAN_OUT_EVENTS)} of them`],
   ['fan-out attempts per transaction', `writes at most ${n(FAN_OUT_ROWS)} attempts`],
   ['the fan-out gate', `has ${FAN_OUT_AHEAD} attempts due`],
+  ['endpoints a plan asks', `asks at most ${DEMAND_PROBES} endpoints (\`DEMAND_PROBES\`)`],
   ['what the fan-out gate leaves out', `a fast lane queues up to ${n(MAX_QUEUE_SIZE)}, and counting them`],
   ['events passed over', `up to ${n(PASS_OVER_EVENTS)} a statement at each poll`],
   ['lanes per instance', `up to ${n(MAX_LANES)} at once`],

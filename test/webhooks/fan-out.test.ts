@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { expect, it, type TestContext } from 'vitest'
 import { publishEvents } from '../../src/events/events.publisher.js'
 import { createEventsRepository } from '../../src/events/events.repository.js'
-import { createFanOut, eventsPerFanOut, FAN_OUT_AHEAD, FAN_OUT_ROWS } from '../../src/webhooks/fan-out.js'
+import {
+  createFanOut,
+  DEMAND_PROBES,
+  eventsPerFanOut,
+  FAN_OUT_AHEAD,
+  FAN_OUT_EVENTS,
+  FAN_OUT_ROWS,
+} from '../../src/webhooks/fan-out.js'
 import { QUEUE_SIZE } from '../../src/webhooks/lane.js'
 import { ownerIdOf } from '../../src/webhooks/owner.js'
 import { build } from '../helpers.js'
@@ -138,6 +145,40 @@ it('waits in the outbox only while every enabled endpoint has FAN_OUT_AHEAD atte
   // sent, and the lane must not run dry behind a backlog that is its own queue.
   expect(await fanOut.demand(now + 60_000, new Map([[fast?.id ?? 0, 1]]))).toEqual(fan)
   expect(await fanOut.demand(now + 60_000, new Map([[0, 1]]))).toBeUndefined()
+})
+
+it('asks at most DEMAND_PROBES endpoints a plan, in turn: a hungry endpoint beyond them is found by a later plan', async (context) => {
+  const t = await build(context)
+  const { db } = t.deps.database
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const urls = Array.from({ length: DEMAND_PROBES + 5 }, (_, n) => `https://e${n}.example/`)
+  await insertEndpointRows(
+    db,
+    urls.map((url) => endpointRow(account, url, '["*"]', now)),
+  )
+  const ids = (await db.selectFrom('webhook_endpoints').select('id').orderBy('id').execute()).map(
+    (row) => row.id,
+  )
+  // Every endpoint but the last has its fill (every partner's server down but one).
+  const rows = ids.slice(0, -1).flatMap((endpointId) =>
+    Array.from({ length: FAN_OUT_AHEAD }, (_, index) => ({
+      event_seq: index + 1,
+      endpoint_id: endpointId,
+      attempt: 1,
+      status: 'pending',
+      due_at: now,
+      at: now,
+    })),
+  )
+  for (let from = 0; from < rows.length; from += 2_000)
+    await db
+      .insertInto('webhook_attempts')
+      .values(rows.slice(from, from + 2_000))
+      .execute()
+  const fanOut = createFanOut(t.deps.database)
+  expect(await fanOut.demand(now)).toBeUndefined()
+  expect(await fanOut.demand(now)).toEqual({ kind: 'fan', events: FAN_OUT_EVENTS })
 })
 
 it('a step fans out for an endpoint whose lane holds some of its due attempts: those are not a backlog', async (context) => {
