@@ -7,8 +7,8 @@ import { waitForFanOuts } from './fan-out.js'
 /**
  * Disables an endpoint in the caller's transaction, whoever asks (its owner, the operators, a 410, five
  * days of failures): the reason goes in its body (null when its owner disabled it), and its pending
- * attempts end as failed with that reason (ENDING_BATCH here, the rest by the dispatchers: sweep.ts; none
- * starts meanwhile); one in flight finishes and is not retried. False when there is
+ * attempts end as failed with that reason (ENDING_BATCH here when answered, else none, the rest by the
+ * dispatchers: sweep.ts; none starts meanwhile); one in flight finishes and is not retried. False when there is
  * no such live endpoint. `answered`: a PATCH or an operator waits for it to answer (the dispatcher's own
  * disable, for a 410 or five days of failures, does not).
  */
@@ -19,8 +19,11 @@ export function createDisabler(handle: DbHandle, options: { answered: boolean })
     // The endpoint's row first, then its attempts: the order a dispatcher's step takes them in.
     const updated = await endpoints.update(trx, id, { status: 'disabled', disabled_reason: reason })
     if (!updated) return false
+    // The dispatcher's own (a 410, five days of failures) ends none here: a step may disable many
+    // endpoints, each with a backlog, and the sweep ends them all within a second (none starts meanwhile).
+    if (!options.answered) return true
     // A disable that is answered promises that nothing starts after the answer: fan-outs in flight first.
-    if (options.answered) await waitForFanOuts(handle, trx)
+    await waitForFanOuts(handle, trx)
     await attempts.failPending(trx, id, reason ?? 'the endpoint was disabled', now)
     return true
   }

@@ -170,7 +170,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       lanes.abortAll()
       await Promise.all(unfinished.map((entry) => entry.done))
       const release = async () => {
-        await steps.step(false)
+        // What ended is written down, SETTLED_PER_STEP a step: an outcome left unwritten would stay held.
+        do await steps.step(false)
+        while (lanes.endedCount > 0)
         const ids = lanes.ids()
         const queued = lanes.remove(ids)
         const back = [...queued, ...unfinished.map((entry) => entry.claimed)].map((claimed) => claimed.id)

@@ -234,6 +234,20 @@ export function createEndpointsRepository(handle: DbHandle) {
         .limit(limit)
         .execute(),
     /**
+     * Of endpoints `ids`, those still deleted or disabled, their rows locked to the end of `trx` in id
+     * order (PostgreSQL; SQLite has one writer at a time), skipping rows another transaction holds: a
+     * re-enable, or a step, which locks the rows it touches before their attempts (sweep.ts).
+     */
+    lockEndedIn(trx: Db, ids: readonly number[]): Promise<EndingRow[]> {
+      const query = trx
+        .selectFrom('webhook_endpoints as e')
+        .select(['e.id', 'e.status', 'e.deleted_at', 'e.disabled_reason'])
+        .where('e.id', 'in', [...ids])
+        .where((eb) => eb.or([eb('e.deleted_at', 'is not', null), eb('e.status', '<>', 'enabled')]))
+        .orderBy('e.id')
+      return (handle.dialect === 'postgres' ? query.forUpdate().skipLocked() : query).execute()
+    },
+    /**
      * Of endpoints `ids`, those deleted, disabled, or whose account's key was revoked or expired by `now`,
      * with what says which.
      */

@@ -158,22 +158,26 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     return patched
   }
 
+  /** Up to ENDING_BATCH pending attempts of a disabled endpoint ended, with its reason; how many. */
+  const endSome = (trx: Db, row: EndpointRow, now: number) =>
+    attempts.failPending(trx, row.id, row.disabled_reason ?? 'the endpoint was disabled', now)
+
   /** Every pending attempt of a disabled endpoint ended, ENDING_BATCH a statement, in `trx`. */
   async function endAllPending(trx: Db, row: EndpointRow, now: number): Promise<void> {
-    const reason = row.disabled_reason ?? 'the endpoint was disabled'
-    while ((await attempts.failPending(trx, row.id, reason, now)) === ENDING_BATCH) {}
+    while ((await endSome(trx, row, now)) === ENDING_BATCH) {}
   }
 
   /**
    * Before a re-enable, the disabled endpoint's pending attempts the dispatchers have not ended yet (its
-   * disable ended ENDING_BATCH of them), a transaction of ENDING_BATCH each: a backlog of days does not
-   * make the re-enable's own transaction long.
+   * disable ended ENDING_BATCH of them), a transaction of ENDING_BATCH each, its row locked in each as a
+   * step or a sweep locks it: a backlog of days does not make the re-enable's own transaction long.
    */
   async function endBeforeReenabling(apiKeyId: number, id: string, now: number): Promise<void> {
-    const row = await repository.find(apiKeyId, endpointNumberOf(id))
-    if (row?.status !== 'disabled') return
-    const reason = row.disabled_reason ?? 'the endpoint was disabled'
-    while ((await handle.write((trx) => attempts.failPending(trx, row.id, reason, now))) === ENDING_BATCH) {}
+    const more = async (trx: Db) => {
+      const row = await owned(trx, apiKeyId, id)
+      return row.status === 'disabled' && (await endSome(trx, row, now)) === ENDING_BATCH
+    }
+    while (await handle.write(more)) {}
   }
 
   async function remove(apiKeyId: number, id: string): Promise<void> {

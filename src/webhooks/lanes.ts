@@ -168,6 +168,8 @@ export function createLanes(options: LanesOptions) {
     get endedCount() {
       return ended.length
     },
+    /** The endpoints of outcomes ended and not taken yet: their lanes are not idle (a step's bound left them). */
+    endedEndpoints: (): Set<number> => new Set(ended.map((outcome) => outcome.claimed.endpoint.id)),
     /**
      * Hangs up on every request in flight (the leases are no longer surely this instance's: another may
      * take its endpoints over); their attempts are given back by the next step instead of written down.

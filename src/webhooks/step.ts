@@ -119,11 +119,12 @@ export function createStep(deps: StepDeps) {
     const wants = low.filter((want) => turn.has(want.endpointId))
     // Those with attempts to take that this step's bound left for a later one keep counting what they start.
     lanes.counted(new Set(takeable.filter((id) => !turn.has(id))))
-    // A lane with attempts to take is not let go, even when its turn to refill is a later step's.
-    const toTake = new Set(takeable)
-    const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !toTake.has(id))
     // Taken after every read that may fail: what ended is never dropped with a failed plan.
     const ended = lanes.takeEnded(SETTLED_PER_STEP)
+    // A lane with attempts to take is not let go, even when its turn to refill is a later step's, nor one
+    // with outcomes this step's bound left for the next (letting go gives its pending attempts back).
+    const busyLanes = new Set([...takeable, ...lanes.endedEndpoints()])
+    const idle = lanes.idleSince(startedAt - LINGER_MS).filter((id) => !busyLanes.has(id))
     const hungUp = lanes.takeHungUp()
     const toEnd = unqueued
     unqueued = []

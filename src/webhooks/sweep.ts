@@ -32,7 +32,13 @@ export function createSweep(handle: DbHandle, clock: Clock) {
     if (ended.length === 0) return 'none'
     const count = await handle.write(async (trx) => {
       let left = ENDING_BATCH
-      for (const row of ended) {
+      // Locked first, as a step or a re-enable does, and read again: one re-enabled since the read above
+      // takes deliveries again, and what is pending for it now was written after its re-enable.
+      const stillEnded = await endpoints.lockEndedIn(
+        trx,
+        ended.map((row) => row.id),
+      )
+      for (const row of stillEnded) {
         const reason = endingReason(row) ?? 'the endpoint was disabled'
         left -= await attempts.failPending(trx, row.id, reason, now, left)
         if (left === 0) break

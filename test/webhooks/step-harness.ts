@@ -21,7 +21,7 @@ export function stepOf(
     held.map((row) => ({ ...row, failuresInRow: 0 })),
     idleSince,
   )
-  return stepOver(handle, clock, owner, lanes)
+  return { ...stepOver(handle, clock, owner, lanes), lanes }
 }
 
 /**
