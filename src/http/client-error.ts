@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
+import { markAnswered } from '../answered-socket.js'
 import { AppError } from '../errors.js'
-import { markAnswered } from './answered-socket.js'
 import { errorBodyOf } from './error-handler.js'
 
 /**

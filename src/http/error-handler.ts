@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import { answeredOnSocket } from '../answered-socket.js'
 import { isDatabaseUnavailable } from '../db/connect.js'
 import { AppError, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js'
 import { redactKeys } from '../redact-keys.js'
-import { answeredOnSocket } from './answered-socket.js'
 import { BODY_TOO_LARGE, NOT_JSON } from './error.schemas.js'
 
 /** Fastify's own errors, as the one sentence a client can act on. */

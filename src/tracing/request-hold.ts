@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Span } from '@opentelemetry/api'
 import type { FastifyRequest } from 'fastify'
-import { answeredOnSocket } from '../http/answered-socket.js'
+import { answeredOnSocket } from '../answered-socket.js'
 import type { ContextScope } from './context-scope.js'
 
 /** A traced request's part of its hold on the context scope that ends when its answer is being sent. */

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net'
-import type { AppError } from '../errors.js'
+import type { AppError } from './errors.js'
 
-/** The answer Node's `clientError` handler (client-error.ts) wrote on a socket before closing it. */
+/** The answer Node's `clientError` handler (http/client-error.ts) wrote on a socket before closing it. */
 const kAnswered = Symbol('petstore.clientError.answered')
 type AnsweredSocket = Socket & { [kAnswered]?: AppError }
 
