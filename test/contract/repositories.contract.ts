@@ -156,11 +156,15 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       expect((await pets.findPetById(rex.id))?.pet.name).toBe('Max')
     })
 
-    test('the ownership read answers each attempt asked in one turn: pending and held by that owner', async () => {
-      const asking = (id: number) => ({ id, endpoint: { id: 1 } })
+    test('the ownership read answers each attempt asked in one turn: pending, held by that owner, its endpoint enabled', async () => {
+      const account = await keys.insertApiKey(key('hash-own'))
+      const fields = { url: 'https://hooks.example/in', events: ['*'], description: null }
+      const endpoints = createEndpointsRepository(handle)
+      const endpoint = await handle.write((trx) => endpoints.insert(trx, account.id, fields, 'whsec_a', T0))
+      const asking = (id: number) => ({ id, endpoint: { id: endpoint.id } })
       const row = (status: string, lease_token: string | null) => ({
         event_seq: 1,
-        endpoint_id: 1,
+        endpoint_id: endpoint.id,
         attempt: 1,
         status,
         due_at: T0,
@@ -186,6 +190,10 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       const asked = [...ids, Math.max(...ids) + 1].map((id) => claims.isStillOwn(asking(id), 'a/1/x'))
       expect(await Promise.all(asked)).toEqual([true, false, false, false, false])
       expect(await claims.isStillOwn(asking(ids[1] as number), 'b/2/y')).toBe(true)
+      // Its endpoint disabled (its pending attempts not all ended yet: the sweep ends the rest), none is.
+      await handle.write((trx) => endpoints.update(trx, endpoint.id, { status: 'disabled' }))
+      const afterDisable = createClaimsRepository(handle)
+      expect(await afterDisable.isStillOwn(asking(ids[0] as number), 'a/1/x')).toBe(false)
     })
 
     test('a take holds, per endpoint, up to its count of due attempts not yet the owner’s, oldest due first', async () => {
