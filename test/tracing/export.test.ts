@@ -139,6 +139,8 @@ test('a collector that trickles its answer: each batch unanswered by OTEL_BSP_EX
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
       OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
       OTEL_BSP_EXPORT_TIMEOUT: '1000',
+      // Batches go at once, not after the default 5 s.
+      OTEL_BSP_SCHEDULE_DELAY: '200',
     })
     // Five requests, so a handful of exports: past 30 open ones the exporter refuses the next at once.
     for (let index = 0; index < 5; index++) expect((await listPets()).status).toBe(200)
