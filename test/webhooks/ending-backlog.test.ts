@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { expect, it, type TestContext } from 'vitest'
+import type { Db } from '../../src/db/database.js'
 import type { DbHandle } from '../../src/db/handle.js'
 import { ENDING_BATCH } from '../../src/webhooks/attempts.repository.js'
 import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
@@ -13,6 +14,20 @@ import { settlingStepOf, stepOf } from './step-harness.js'
 
 /** More pending attempts than two endings' transactions end, and some. */
 const BACKLOG = 2 * ENDING_BATCH + 500
+
+/** `count` events, already fanned out, each with a pending attempt of `endpoint` due at `now`. */
+async function pendingFor(db: Db, endpoint: number, count: number, now: number): Promise<void> {
+  const events = await db
+    .insertInto('events')
+    .values(Array.from({ length: count }, () => ({ ...eventRow(now), fanned_out: 1 })))
+    .returning('seq')
+    .execute()
+  const pending = { endpoint_id: endpoint, attempt: 1, status: 'pending', due_at: now, at: now }
+  await db
+    .insertInto('webhook_attempts')
+    .values(events.map(({ seq }) => ({ ...pending, event_seq: seq })))
+    .execute()
+}
 
 /**
  * An account's endpoint with BACKLOG pending attempts (one per event, as a hung endpoint's backlog
@@ -29,22 +44,7 @@ async function endpointWithBacklog(context: TestContext) {
     .returning('id')
     .executeTakeFirstOrThrow()
   const endpoint = Number(id)
-  for (let made = 0; made < BACKLOG; made += 500) {
-    const events = await db
-      .insertInto('events')
-      .values(Array.from({ length: 500 }, () => ({ ...eventRow(now), fanned_out: 1 })))
-      .returning('seq')
-      .execute()
-    const attempts = events.map(({ seq }) => ({
-      event_seq: seq,
-      endpoint_id: endpoint,
-      attempt: 1,
-      status: 'pending',
-      due_at: now,
-      at: now,
-    }))
-    await db.insertInto('webhook_attempts').values(attempts).execute()
-  }
+  for (let made = 0; made < BACKLOG; made += 500) await pendingFor(db, endpoint, 500, now)
   const countOf = async (status: string, error?: string) => {
     let query = db
       .selectFrom('webhook_attempts')
@@ -119,23 +119,7 @@ it('a sweep that read an endpoint ended before it was re-enabled ends nothing wr
         if (!raced) {
           raced = true
           await t.deps.webhookEndpoints.patch(account, id, { status: 'enabled' })
-          const { seq } = await db
-            .insertInto('events')
-            .values({ ...eventRow(t.clock.now()), fanned_out: 1 })
-            .returning('seq')
-            .executeTakeFirstOrThrow()
-          const now = t.clock.now()
-          await db
-            .insertInto('webhook_attempts')
-            .values({
-              event_seq: seq,
-              endpoint_id: endpoint,
-              attempt: 1,
-              status: 'pending',
-              due_at: now,
-              at: now,
-            })
-            .execute()
+          await pendingFor(db, endpoint, 1, t.clock.now())
         }
         return handle.write(work)
       },
