@@ -80,7 +80,8 @@ for line in "${lines[@]}"; do
       # The OpenTelemetry SDK must work on every line (docs/observability.md): the tracing suites run whole
       # on each line (about 45 s), so the shards leave them out instead of running one line's twice.
       echo "== Node $version: npm test, shard ${SHARD[$line]}, without the tracing suites"
-      npm test -- --shard="${SHARD[$line]}" --exclude='test/tracing/**' --exclude=src/events/events.publisher.test.ts
+      # vitest itself, not `npm test`: its pretest build was done by npm ci's prepare, with this line's node.
+      npx vitest run --shard="${SHARD[$line]}" --exclude='test/tracing/**' --exclude=src/events/events.publisher.test.ts
       echo "== Node $version: the tracing suites"
       npx vitest run test/tracing/ src/events/events.publisher.test.ts
     else
