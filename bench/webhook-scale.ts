@@ -303,7 +303,7 @@ export async function measureWebhookScale(store: Store, options: { quick: boolea
     const pets = options.quick ? 200 : 500
     const alone = await isolationScene(store, receiver, false, pets)
     const beside = await isolationScene(store, receiver, true, pets)
-    const seconds = options.quick ? 10 : 60
+    const seconds = options.quick ? 5 : 60
     const fanOut = await fanOutScene(store, receiver, seconds, true)
     const quiet = await fanOutScene(store, receiver, seconds, false)
     const control = options.quick
