@@ -65,6 +65,7 @@ test('keys issued before the key-lifecycle migration keep working, and the previ
     '0009_event_trace_context',
     '0010_idempotent_responses',
     '0011_subscription_history_order',
+    '0012_endpoint_partial_indexes',
   ])
   const service = createApiKeyService({ handle, clock: new FakeClock(), env: 'production' })
   expect(await service.verifyApiKey(KEY)).toMatchObject({
@@ -97,6 +98,7 @@ test("the inventory counts start from the pets already stored, and count the pre
       '0009_event_trace_context',
       '0010_idempotent_responses',
       '0011_subscription_history_order',
+      '0012_endpoint_partial_indexes',
     ])
     expect(await createInventoryRepository(db).readInventory()).toEqual({ available: 2, pending: 1, sold: 1 })
 
@@ -130,6 +132,7 @@ test('a secret in its rotation grace before 0008 keeps signing after it', async 
       '0009_event_trace_context',
       '0010_idempotent_responses',
       '0011_subscription_history_order',
+      '0012_endpoint_partial_indexes',
     ])
     const row = await db.db
       .selectFrom('webhook_endpoints')
@@ -148,7 +151,10 @@ test('subscriptions kept before 0011 keep the order they were kept in, and the p
       values (1, 7, ${events})`.execute(db.db)
     await keep('["pet.created"]')
     await keep('["pet.deleted"]')
-    expect(await migrateToLatest(db.db)).toEqual(['0011_subscription_history_order'])
+    expect(await migrateToLatest(db.db)).toEqual([
+      '0011_subscription_history_order',
+      '0012_endpoint_partial_indexes',
+    ])
     await keep('["order.placed"]')
     const rows = await db.db
       .selectFrom('webhook_subscription_history')
@@ -163,5 +169,39 @@ test('subscriptions kept before 0011 keep the order they were kept in, and the p
     expect(back.rows.map((row) => row.events).sort()).toEqual(
       ['["order.approved"]', '["order.placed"]', '["pet.created"]', '["pet.deleted"]'].sort(),
     )
+  })
+})
+
+test('endpoints ended before 0012 with attempts still pending are marked for the sweep, and no other', async () => {
+  await onFreshDatabase(async (db) => {
+    expect((await createMigrator(db.db).migrateTo('0011_subscription_history_order')).error).toBeUndefined()
+    await sql`insert into api_keys (key_hash, prefix, name, plan, environment, per_minute, per_day, created_at)
+    values ('h', 'ps_live_kkkk', null, 'pro', 'production', null, null, 1)`.execute(db.db)
+    // The previous version's inserts, column for column: deleted, disabled and enabled endpoints, each
+    // with a pending attempt, and a deleted one with none.
+    const endpoint = (status: string, deletedAt: number | null) =>
+      sql`insert into webhook_endpoints (api_key_id, url, events, status, secret, enabled_after_seq,
+        created_at, deleted_at)
+      values (1, 'https://93.184.216.34/', '["*"]', ${status}, 'whsec_AA==', 0, 1, ${deletedAt})`.execute(
+        db.db,
+      )
+    await endpoint('enabled', 2)
+    await endpoint('disabled', null)
+    await endpoint('enabled', null)
+    await endpoint('enabled', 2)
+    for (const id of [1, 2, 3])
+      await sql`insert into webhook_attempts (event_seq, endpoint_id, attempt, status, due_at, at)
+      values (1, ${id}, 1, 'pending', 1, 1)`.execute(db.db)
+    expect(await migrateToLatest(db.db)).toEqual(['0012_endpoint_partial_indexes'])
+    const marked = await db.db
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('sweep_until', 'is not', null)
+      .orderBy('id')
+      .execute()
+    expect(marked.map((row) => Number(row.id))).toEqual([1, 2])
+    // The previous version's insert still runs, and back.
+    await endpoint('enabled', null)
+    expect((await createMigrator(db.db).migrateTo('0011_subscription_history_order')).error).toBeUndefined()
   })
 })

@@ -132,6 +132,11 @@ export interface WebhookEndpointsTable {
   lease_until: number | null
   created_at: number
   deleted_at: number | null
+  /**
+   * Set when it is deleted or disabled: the dispatchers end its pending attempts (webhooks/sweep.ts) and
+   * let it go once this time has passed with none left (migration 0012).
+   */
+  sweep_until: number | null
 }
 
 /** One attempt of one delivery (an event to an endpoint); `pending` rows are the dispatchers' queue. */

@@ -13,6 +13,7 @@ import * as webhookLanes from './migrations/0008_webhook_lanes.js'
 import * as eventTraceContext from './migrations/0009_event_trace_context.js'
 import * as idempotentResponses from './migrations/0010_idempotent_responses.js'
 import * as subscriptionHistoryOrder from './migrations/0011_subscription_history_order.js'
+import * as endpointPartialIndexes from './migrations/0012_endpoint_partial_indexes.js'
 
 /** Versioned migrations, applied in name order; listed here so the built output needs no file scan. */
 const migrations: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0009_event_trace_context': eventTraceContext,
   '0010_idempotent_responses': idempotentResponses,
   '0011_subscription_history_order': subscriptionHistoryOrder,
+  '0012_endpoint_partial_indexes': endpointPartialIndexes,
 }
 
 /** Every migration's name, in the order they apply. */

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
-import type { EndpointRow } from './endpoints.repository.js'
+import { ENABLED, type EndpointRow } from './endpoints.repository.js'
 import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 /** Failed attempts of one endpoint that a step writes down, the first of them started at `since`. */
@@ -23,7 +23,7 @@ export function createCircuitsRepository(handle: DbHandle) {
     db
       .selectFrom('webhook_endpoints')
       .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('status', '=', 'enabled')
+      .where('status', '=', ENABLED)
       .where('deleted_at', 'is', null)
       .where('failures_in_row', '>=', threshold),
   )

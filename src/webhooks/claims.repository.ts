@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { DbHandle, PreparedWrite } from '../db/handle.js'
 import { type ClaimedAttempt, createAttemptsRepository, PENDING } from './attempts.repository.js'
+import { ENABLED } from './endpoints.repository.js'
 import { type OwnedAsk, ownedInWindows } from './ownership-windows.js'
 import { retiredSecrets } from './signature.js'
 
@@ -142,7 +143,7 @@ function ownPending(db: Db, owner: string) {
     .select('a.id')
     .where('a.lease_token', '=', owner)
     .where('a.status', '=', PENDING)
-    .where('e.status', '=', 'enabled')
+    .where('e.status', '=', ENABLED)
     .where('e.deleted_at', 'is', null)
 }
 

@@ -3,6 +3,7 @@ import type { DbHandle } from '../db/handle.js'
 import { createAttemptsRepository } from './attempts.repository.js'
 import { createEndpointsRepository } from './endpoints.repository.js'
 import { waitForFanOuts } from './fan-out.js'
+import { SWEEP_GRACE_MS } from './sweep.js'
 
 /**
  * Disables an endpoint in the caller's transaction, whoever asks (its owner, the operators, a 410, five
@@ -17,7 +18,11 @@ export function createDisabler(handle: DbHandle, options: { answered: boolean })
   const attempts = createAttemptsRepository(handle)
   return async (trx: Db, id: number, reason: string | null, now: number): Promise<boolean> => {
     // The endpoint's row first, then its attempts: the order a dispatcher's step takes them in.
-    const updated = await endpoints.update(trx, id, { status: 'disabled', disabled_reason: reason })
+    const updated = await endpoints.update(trx, id, {
+      status: 'disabled',
+      disabled_reason: reason,
+      sweep_until: now + SWEEP_GRACE_MS,
+    })
     if (!updated) return false
     // The dispatcher's own (a 410, five days of failures) ends none here: a step may disable many
     // endpoints, each with a backlog, and the sweep ends them all within a second (none starts meanwhile).

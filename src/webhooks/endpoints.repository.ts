@@ -1,5 +1,5 @@
-import type { Selectable } from 'kysely'
-import type { Db, WebhookEndpointsTable } from '../db/database.js'
+import { type ExpressionBuilder, type Selectable, sql } from 'kysely'
+import type { Database, Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { lastEventSeq } from '../events/events.repository.js'
 import { PENDING } from './attempts.repository.js'
@@ -35,6 +35,37 @@ export type EndedEndpointRow = EndingRow & {
 }
 
 /**
+ * `status = 'enabled'`, written as a constant: with `deleted_at is null`, the condition of the index the
+ * dispatchers read enabled endpoints along (`webhook_endpoints_enabled`), which SQLite uses only when a
+ * query states it in the same terms (a bound parameter is not known to equal it).
+ */
+export const ENABLED = sql.lit('enabled')
+
+type EndpointAsE = ExpressionBuilder<Database & { e: WebhookEndpointsTable }, 'e'>
+
+/** Deleted or disabled (endpoint `e`). */
+const ended = (eb: EndpointAsE) =>
+  eb.or([eb('e.deleted_at', 'is not', null), eb('e.status', '<>', 'enabled')])
+
+/** Endpoint `e`'s pending attempts. */
+const pendingOf = (eb: EndpointAsE) =>
+  eb
+    .selectFrom('webhook_attempts as a')
+    .select('a.id')
+    .whereRef('a.endpoint_id', '=', 'e.id')
+    .where('a.status', '=', PENDING)
+
+/** Marked for the sweep, and done with: past `sweep_until` with nothing pending, or enabled again. */
+const sweptOut = (now: number) => (eb: EndpointAsE) =>
+  eb.and([
+    eb('e.sweep_until', 'is not', null),
+    eb.or([
+      eb.and([eb('e.sweep_until', '<', now), eb.not(eb.exists(pendingOf(eb)))]),
+      eb.and([eb('e.status', '=', ENABLED), eb('e.deleted_at', 'is', null)]),
+    ]),
+  ])
+
+/**
  * The SQL for webhook endpoints, but for their lease columns (`lease_owner`, `lease_until`), which
  * leases.repository.ts reads and writes (the dispatchers' hold on them), and their failing streak, which
  * circuits.repository.ts moves. Deleted endpoints are never read back.
@@ -53,7 +84,7 @@ export function createEndpointsRepository(handle: DbHandle) {
     db
       .selectFrom('webhook_endpoints')
       .select('id')
-      .where('status', '=', 'enabled')
+      .where('status', '=', ENABLED)
       .where('deleted_at', 'is', null)
       .orderBy('id'),
   )
@@ -66,7 +97,7 @@ export function createEndpointsRepository(handle: DbHandle) {
       const row = await trx
         .selectFrom('webhook_endpoints')
         .select('id')
-        .where('status', '=', 'enabled')
+        .where('status', '=', ENABLED)
         .where('deleted_at', 'is', null)
         .limit(1)
         .executeTakeFirst()
@@ -82,7 +113,7 @@ export function createEndpointsRepository(handle: DbHandle) {
         .selectFrom('webhook_endpoints as e')
         .innerJoin('api_keys as k', 'k.id', 'e.api_key_id')
         .select(['e.id', 'e.api_key_id', 'e.events', 'e.enabled_after_seq'])
-        .where('e.status', '=', 'enabled')
+        .where('e.status', '=', ENABLED)
         .where('e.deleted_at', 'is', null)
         .where('k.revoked_at', 'is', null)
         .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', now)]))
@@ -119,7 +150,7 @@ export function createEndpointsRepository(handle: DbHandle) {
         .selectFrom('webhook_endpoints')
         .select(['id', 'events'])
         .where('api_key_id', '=', apiKeyId)
-        .where('status', '=', 'enabled')
+        .where('status', '=', ENABLED)
         .where('deleted_at', 'is', null)
         .orderBy('id')
       return (handle.dialect === 'postgres' ? query.forUpdate() : query).execute()
@@ -189,6 +220,7 @@ export function createEndpointsRepository(handle: DbHandle) {
           disabled_reason: null,
           failing_since: null,
           failures_in_row: 0,
+          sweep_until: null,
         })
         .where('id', '=', id)
         .execute()
@@ -215,24 +247,41 @@ export function createEndpointsRepository(handle: DbHandle) {
         .execute(),
     /**
      * Up to `limit` endpoints deleted or disabled that still have pending attempts, ascending id (a
-     * dispatcher ends those attempts: sweep.ts).
+     * dispatcher ends those attempts: sweep.ts). Only those an ending marked (`sweep_until`): the deleted
+     * ones stay in the table for good, and this read must not grow with them.
      */
     endedWithPending: (limit: number): Promise<EndingRow[]> =>
       handle.db
         .selectFrom('webhook_endpoints as e')
         .select(['e.id', 'e.status', 'e.deleted_at', 'e.disabled_reason'])
-        .where((eb) => eb.or([eb('e.deleted_at', 'is not', null), eb('e.status', '<>', 'enabled')]))
-        .where(({ exists, selectFrom }) =>
-          exists(
-            selectFrom('webhook_attempts as a')
-              .select('a.id')
-              .whereRef('a.endpoint_id', '=', 'e.id')
-              .where('a.status', '=', PENDING),
-          ),
-        )
+        .where('e.sweep_until', 'is not', null)
+        .where(ended)
+        .where((eb) => eb.exists(pendingOf(eb)))
         .orderBy('e.id')
         .limit(limit)
         .execute(),
+    /**
+     * Up to `limit` marked endpoints the sweep may let go of (sweep.ts): their `sweep_until` has passed
+     * with none of their attempts pending, or they were enabled again.
+     */
+    sweptOut: async (now: number, limit: number): Promise<number[]> =>
+      (
+        await handle.db
+          .selectFrom('webhook_endpoints as e')
+          .select('e.id')
+          .where(sweptOut(now))
+          .limit(limit)
+          .execute()
+      ).map((row) => row.id),
+    /** Unmarks those of endpoints `ids` still `sweptOut` at `now`, in `trx`. */
+    async letGo(trx: Db, ids: readonly number[], now: number): Promise<void> {
+      await trx
+        .updateTable('webhook_endpoints as e')
+        .set({ sweep_until: null })
+        .where('e.id', 'in', [...ids])
+        .where(sweptOut(now))
+        .execute()
+    },
     /**
      * Of endpoints `ids`, those still deleted or disabled, their rows locked to the end of `trx` in id
      * order (PostgreSQL; SQLite has one writer at a time), skipping rows another transaction holds: a
@@ -243,7 +292,7 @@ export function createEndpointsRepository(handle: DbHandle) {
         .selectFrom('webhook_endpoints as e')
         .select(['e.id', 'e.status', 'e.deleted_at', 'e.disabled_reason'])
         .where('e.id', 'in', [...ids])
-        .where((eb) => eb.or([eb('e.deleted_at', 'is not', null), eb('e.status', '<>', 'enabled')]))
+        .where(ended)
         .orderBy('e.id')
       return (handle.dialect === 'postgres' ? query.forUpdate().skipLocked() : query).execute()
     },

@@ -16,6 +16,7 @@ import { createEndpointsRepository, type EndpointRow } from './endpoints.reposit
 import { waitForFanOuts } from './fan-out.js'
 import { OWNERSHIP_WINDOW_MS } from './ownership-windows.js'
 import { MAX_RETIRED_SECRETS, newSecret, retiredSecrets } from './signature.js'
+import { SWEEP_GRACE_MS } from './sweep.js'
 import type { NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from './webhooks.schemas.js'
 
 /** Endpoints per account, deleted ones not counted (CONTRACT §14). */
@@ -184,7 +185,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     const now = clock.now()
     await handle.write(async (trx) => {
       const row = await owned(trx, apiKeyId, id)
-      await repository.update(trx, row.id, { deleted_at: now })
+      await repository.update(trx, row.id, { deleted_at: now, sweep_until: now + SWEEP_GRACE_MS })
       await waitForFanOuts(handle, trx)
       await attempts.failPending(trx, row.id, 'the endpoint was deleted', now)
     })

@@ -2,6 +2,7 @@ import type { ExpressionBuilder } from 'kysely'
 import type { Database, Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { PENDING } from './attempts.repository.js'
+import { ENABLED } from './endpoints.repository.js'
 import { isDeadOwner } from './owner.js'
 
 /** The endpoint a dispatcher leased, with what its lane starts from. */
@@ -43,7 +44,7 @@ export function createLeasesRepository(handle: DbHandle) {
     db
       .selectFrom('webhook_endpoints as e')
       .select('e.id')
-      .where('e.status', '=', 'enabled')
+      .where('e.status', '=', ENABLED)
       .where('e.deleted_at', 'is', null)
       .where((eb) => eb.or([eb('e.lease_until', 'is', null), eb('e.lease_until', '<', since)]))
       .where(hasDueAttempt(since))
@@ -91,7 +92,7 @@ export function createLeasesRepository(handle: DbHandle) {
       let chosen = trx
         .selectFrom('webhook_endpoints as e')
         .select('e.id')
-        .where('e.status', '=', 'enabled')
+        .where('e.status', '=', ENABLED)
         .where('e.deleted_at', 'is', null)
         .where((eb) =>
           eb.or([

@@ -8,13 +8,20 @@ import { createEndpointsRepository } from './endpoints.repository.js'
 export const SWEEP_EVERY_MS = 1_000
 /** Ended endpoints one look reads at most. */
 const SWEEP_ENDPOINTS = 100
+/**
+ * How long an ended endpoint stays marked for the sweep with nothing pending: on PostgreSQL a fan-out in
+ * flight when the dispatcher disabled it (a 410, five days of failures) may still commit an attempt for
+ * it, and no transaction outlives the database deadline (2 s by default) by this much.
+ */
+export const SWEEP_GRACE_MS = 60_000
 
 /** What a sweep did: nothing, some, or a whole batch (more may be left: the next step sweeps again). */
 export type Swept = 'none' | 'some' | 'more'
 
 /**
  * The pending attempts of endpoints deleted or disabled, ended as failed with why, ENDING_BATCH a
- * transaction. An ending (a DELETE, a disable, a 410, five days of failures) ends that many in its own
+ * transaction. Only endpoints an ending marked are read (`sweep_until`), and let go of SWEEP_GRACE_MS
+ * after it once none is pending: the deleted stay in the table for good. An ending (a DELETE, a disable, a 410, five days of failures) ends that many in its own
  * transaction (attempts.repository.ts `failPending`), so that none grows with a backlog (a hung
  * endpoint's may hold days of events); the dispatchers end the rest here. None of them is sent meanwhile:
  * nobody leases an ended endpoint, and a start first reads the endpoint enabled and live (`isStillOwn`).
@@ -29,7 +36,11 @@ export function createSweep(handle: DbHandle, clock: Clock) {
     if (now - lookedAt < SWEEP_EVERY_MS) return 'none'
     lookedAt = now
     const ended = await endpoints.endedWithPending(SWEEP_ENDPOINTS)
-    if (ended.length === 0) return 'none'
+    if (ended.length === 0) {
+      const done = await endpoints.sweptOut(now, SWEEP_ENDPOINTS)
+      if (done.length > 0) await handle.write((trx) => endpoints.letGo(trx, done, now))
+      return 'none'
+    }
     const count = await handle.write(async (trx) => {
       let left = ENDING_BATCH
       // Locked first, as a step or a re-enable does, and read again: one re-enabled since the read above

@@ -1,12 +1,10 @@
-import { CompiledQuery, type KyselyPlugin, sql } from 'kysely'
 import { expect, it } from 'vitest'
-import type { Db } from '../../src/db/database.js'
-import type { DbHandle } from '../../src/db/handle.js'
 import { createEventsRepository, eventIdOf } from '../../src/events/events.repository.js'
 import { createAttemptsRepository } from '../../src/webhooks/attempts.repository.js'
 import { createClaimsRepository } from '../../src/webhooks/claims.repository.js'
 import { createWebhookRetention } from '../../src/webhooks/retention.js'
 import { build } from '../helpers.js'
+import { recordingHandle } from '../query-plans.js'
 import { endpointRow, eventRow, startWebhookApp } from './harness.js'
 
 const DAY = 24 * 60 * 60 * 1000
@@ -85,46 +83,16 @@ it('ends an attempt whose event was purged instead of claiming it again and agai
   expect(await attempts.countDue(now)).toBe(0)
 })
 
-/**
- * The plans of the statements `work` runs, each explained on the same connection after it ran. On
- * PostgreSQL sequential scans are priced out first: a tiny table is otherwise scanned whatever its
- * indexes, and the question is whether an index serves the statement.
- */
-async function plansOf(handle: DbHandle, work: (trx: Db) => Promise<unknown>): Promise<string[]> {
-  return handle.write(async (trx) => {
-    const ran: CompiledQuery[] = []
-    const capture: KyselyPlugin = {
-      transformQuery: (args) => {
-        // Called for the statements run and for their sub-selects alike: the statements only.
-        if (args.node.kind === 'DeleteQueryNode')
-          ran.push(trx.getExecutor().compileQuery(args.node, args.queryId))
-        return args.node
-      },
-      transformResult: async (args) => args.result,
-    }
-    await work(trx.withPlugin(capture) as Db)
-    const postgres = handle.dialect === 'postgres'
-    if (postgres) await sql`set local enable_seqscan = off`.execute(trx)
-    const plans: string[] = []
-    for (const query of ran) {
-      const explain = CompiledQuery.raw(`${postgres ? 'explain' : 'explain query plan'} ${query.sql}`, [
-        ...query.parameters,
-      ])
-      const { rows } = await trx.executeQuery<Record<string, string>>(explain)
-      plans.push(rows.map((row) => row.detail ?? row['QUERY PLAN']).join('\n'))
-    }
-    return plans
-  })
-}
-
 it('purges along indexes: neither table is read whole', async (context) => {
   const t = await build(context)
   const handle = t.deps.database
   const before = t.clock.now() - 30 * DAY
-  const plans = await plansOf(handle, async (trx) => {
-    await createEventsRepository(handle).purge(trx, before, 10)
-    await createAttemptsRepository(handle).purge(trx, before, 10)
+  const recording = recordingHandle(handle)
+  await recording.handle.write(async (trx) => {
+    await createEventsRepository(recording.handle).purge(trx, before, 10)
+    await createAttemptsRepository(recording.handle).purge(trx, before, 10)
   })
+  const plans = await recording.plans()
   expect(plans).toHaveLength(2)
   for (const plan of plans) {
     expect(plan).toMatch(/USING INDEX (events_created_at|webhook_attempts_finished)|Index .*Scan/)
