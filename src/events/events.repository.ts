@@ -125,12 +125,26 @@ export function createEventsRepository(handle: DbHandle) {
   const unpublishedUpTo = handle.prepareRead((db, upTo: number) =>
     db.selectFrom('event_outbox').select('id').where('id', '<=', upTo).limit(1),
   )
-  const depthOf = (db: Db, table: 'events' | 'event_outbox') =>
+  // The queue's gauges read along indexes and stop at `cap`: a backlog of millions must not make a scrape
+  // long (on SQLite it runs on the event loop that serves requests).
+  const notFannedOut = (db: Db) => db.selectFrom('events').where('fanned_out', '=', WAITING)
+  const waitingCount = handle.prepareRead((db, cap: number) =>
     db
-      .selectFrom(table)
-      .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
-  const outbox = handle.prepareRead((db) => depthOf(db, 'events').where('fanned_out', '=', WAITING))
-  const outboxUnpublished = handle.prepareRead((db) => depthOf(db, 'event_outbox'))
+      .selectFrom(notFannedOut(db).select('seq').limit(cap).as('w'))
+      .select((eb) => eb.fn.countAll<number>().as('depth')),
+  )
+  const unpublishedCount = handle.prepareRead((db, cap: number) =>
+    db
+      .selectFrom(db.selectFrom('event_outbox').select('id').limit(cap).as('w'))
+      .select((eb) => eb.fn.countAll<number>().as('depth')),
+  )
+  // The queue's head, the first to be fanned out (numbered in commit order), and the outbox's.
+  const oldestWaiting = handle.prepareRead((db) =>
+    notFannedOut(db).select('created_at').orderBy('seq').limit(1),
+  )
+  const oldestUnpublished = handle.prepareRead((db) =>
+    db.selectFrom('event_outbox').select('created_at').orderBy('id').limit(1),
+  )
 
   return {
     /** A keyset page of the events `apiKeyId` sees, committed since `since`, after `afterSeq`. */
@@ -212,16 +226,21 @@ export function createEventsRepository(handle: DbHandle) {
           .limit(1)
           .executeTakeFirst()
       )?.seq,
-    /** Events not fanned out yet (published or not), and the commit time of the oldest (metrics). */
-    async outbox(): Promise<{ depth: number; oldest: number | null }> {
-      const rows = [...(await outbox()), ...(await outboxUnpublished())]
-      const oldest = rows
-        .map((row) => row.oldest)
-        .filter((at) => at != null)
-        .map(Number)
+    /**
+     * Events not fanned out yet (published or not), counted up to `cap`, and the commit time of the first
+     * to be fanned out (metrics): each read goes along an index and stops at `cap` rows.
+     */
+    async outbox(cap: number): Promise<{ depth: number; oldest: number | null }> {
+      const counts = [...(await waitingCount(cap)), ...(await unpublishedCount(cap))]
+      const heads = [...(await oldestWaiting()), ...(await oldestUnpublished())].map((row) =>
+        Number(row.created_at),
+      )
       return {
-        depth: rows.reduce((sum, row) => sum + Number(row.depth), 0),
-        oldest: oldest.length > 0 ? Math.min(...oldest) : null,
+        depth: Math.min(
+          cap,
+          counts.reduce((sum, row) => sum + Number(row.depth), 0),
+        ),
+        oldest: heads.length > 0 ? Math.min(...heads) : null,
       }
     },
     /**

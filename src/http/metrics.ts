@@ -83,6 +83,9 @@ export interface WebhookQueueProbe {
   inFlightByAccount(): Map<number, number>
 }
 
+/** The queue's counts stop here (`petstore_webhook_outbox_depth`, `…_attempts_due`): a scrape stays short. */
+export const COUNTED_UP_TO = 100_000
+
 /** Accounts shown in the in-flight gauge (the busiest): bounded labels whatever the number of accounts. */
 export const TOP_ACCOUNTS = 10
 
@@ -106,12 +109,12 @@ function webhookQueueGauges(registry: Registry) {
   }
   gauge(
     'petstore_webhook_outbox_depth',
-    'Events committed and not yet fanned out to their endpoints.',
+    `Events committed and not yet fanned out to their endpoints, counted up to ${COUNTED_UP_TO}.`,
     async (probe) => (await probe.outbox()).depth,
   )
   gauge(
     'petstore_webhook_outbox_oldest_age_seconds',
-    'Age of the oldest event not yet fanned out (0 when none waits).',
+    'Age of the next event to be fanned out, the oldest waiting (0 when none waits).',
     async (probe) => {
       const { oldest } = await probe.outbox()
       return oldest === null ? 0 : Math.max(0, Date.now() - oldest) / 1000
@@ -119,7 +122,7 @@ function webhookQueueGauges(registry: Registry) {
   )
   gauge(
     'petstore_webhook_attempts_due',
-    'Webhook attempts due now and not yet made, every endpoint of every instance.',
+    `Webhook attempts due now and not yet made, every endpoint of every instance, counted up to ${COUNTED_UP_TO}.`,
     (probe) => probe.due(),
   )
   gauge(

@@ -124,12 +124,18 @@ export function createAttemptsRepository(handle: DbHandle) {
     (db, endpointId: number, beforeId: number, status: string, limit: number) =>
       deliveriesOf(db, endpointId, beforeId).where('status', '=', status).limit(limit),
   )
-  const dueCount = handle.prepareRead((db, now: number) =>
+  const dueCount = handle.prepareRead((db, now: number, cap: number) =>
     db
-      .selectFrom('webhook_attempts')
-      .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('status', '=', PENDING)
-      .where('due_at', '<=', now),
+      .selectFrom(
+        db
+          .selectFrom('webhook_attempts')
+          .select('id')
+          .where('status', '=', PENDING)
+          .where('due_at', '<=', now)
+          .limit(cap)
+          .as('due'),
+      )
+      .select((eb) => eb.fn.countAll<number>().as('count')),
   )
 
   /** Ends pending attempts as failed with `error`, made at `now` (never sent). */
@@ -154,9 +160,12 @@ export function createAttemptsRepository(handle: DbHandle) {
       status === undefined
         ? deliveries(endpointId, beforeId, limit)
         : deliveriesWith(endpointId, beforeId, status, limit),
-    /** How many attempts are due now, every endpoint's (a metric). */
-    async countDue(now: number): Promise<number> {
-      const [row] = await dueCount(now)
+    /**
+     * How many attempts are due now, every endpoint's, counted up to `cap` (a metric: a backlog of
+     * millions must not make a scrape long; on SQLite it runs on the event loop).
+     */
+    async countDue(now: number, cap: number): Promise<number> {
+      const [row] = await dueCount(now, cap)
       return Number(row?.count ?? 0)
     },
     /**

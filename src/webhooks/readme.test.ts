@@ -4,7 +4,7 @@ import { loadConfig } from '../config.js'
 import { PURGE_INTERVAL_MS } from '../deps.js'
 import { CATCH_UP_TRANSACTIONS, PUBLISH_BOUND } from '../events/events.publisher.js'
 import { EVENT_ID_DIGITS } from '../events/events.repository.js'
-import { TOP_ACCOUNTS } from '../http/metrics.js'
+import { COUNTED_UP_TO, TOP_ACCOUNTS } from '../http/metrics.js'
 import { MAX_URL_LENGTH } from './address.js'
 import { ENDING_BATCH, MAX_IN_FLIGHT_PER_ENDPOINT } from './attempts.repository.js'
 import { TAKE_CHUNK_ENDPOINTS } from './claims.repository.js'
@@ -50,7 +50,7 @@ import {
   RENEW_MS,
   SETTLED_PER_STEP,
 } from './step.js'
-import { SWEEP_EVERY_MS } from './sweep.js'
+import { SWEEP_EVERY_MS, SWEEP_GRACE_MS } from './sweep.js'
 import { TEST_EVENTS_PER_MINUTE } from './test-events.js'
 import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from './webhooks.schemas.js'
 
@@ -178,6 +178,11 @@ it.each([
   ['a deleted endpoint', `a 404 and does not count in the ${MAX_ENDPOINTS_PER_ACCOUNT}.`],
   ['URLs', `at most ${n(MAX_URL_LENGTH)} characters`],
   ['the in-flight gauge', `this instance's ${TOP_ACCOUNTS} busiest accounts`],
+  ['the queue gauges’ cap', `counted up to ${n(COUNTED_UP_TO)} (\`COUNTED_UP_TO\`)`],
+  [
+    'how long the sweep keeps an ended endpoint',
+    `lets one go ${SWEEP_GRACE_MS === 60_000 ? 'a minute' : `${SWEEP_GRACE_MS / 1000} s`} after its ending (\`SWEEP_GRACE_MS\``,
+  ],
   ['the circuit’s threshold', `open after ${CIRCUIT_OPENS_AFTER} failed attempts in a row`],
 ])('src/webhooks/README.md quotes the code: %s', (_, phrase) => {
   expect(readme).toContain(phrase)

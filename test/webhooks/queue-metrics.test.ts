@@ -1,8 +1,11 @@
 import { expect, it } from 'vitest'
+import { createEventsRepository } from '../../src/events/events.repository.js'
 import { TOP_ACCOUNTS } from '../../src/http/metrics.js'
+import { createAttemptsRepository } from '../../src/webhooks/attempts.repository.js'
 import type { Dispatcher } from '../../src/webhooks/dispatcher.port.js'
 import { createQueueProbe } from '../../src/webhooks/queue-probe.js'
 import { build, type TestApp } from '../helpers.js'
+import { recordingHandle } from '../query-plans.js'
 import { eventRow } from './harness.js'
 
 /** Every sample of the app's /metrics whose name is `name`, by its labels (`""` when it has none). */
@@ -84,4 +87,26 @@ it('/readyz answers while the queue gauges cannot be read, and /metrics keeps th
   const metrics = await t.app.inject({ method: 'GET', url: '/metrics' })
   expect(metrics.statusCode).toBe(200)
   expect(await samples(t, 'petstore_webhook_outbox_depth')).toEqual(new Map([['', 1]]))
+})
+
+it('the queue gauges read along indexes and stop counting at their cap: a backlog of millions keeps a scrape short', async (context) => {
+  const t = await build(context)
+  const { db } = t.deps.database
+  const now = Date.now()
+  await db
+    .insertInto('events')
+    .values(Array.from({ length: 5 }, (_, n) => ({ ...eventRow(now - n), fanned_out: n === 4 ? 1 : 0 })))
+    .execute()
+  const due = { event_seq: 1, endpoint_id: 1, attempt: 1, status: 'pending', due_at: now, at: now }
+  await db.insertInto('webhook_attempts').values([due, due, due]).execute()
+  const recording = recordingHandle(t.deps.database)
+  // Four wait (the fifth was fanned out); the first to be fanned out is the head of the queue.
+  expect(await createEventsRepository(recording.handle).outbox(3)).toEqual({ depth: 3, oldest: now })
+  expect(await createAttemptsRepository(recording.handle).countDue(now, 2)).toBe(2)
+  const plans = await recording.plans()
+  expect(plans.length).toBeGreaterThanOrEqual(5)
+  for (const plan of plans) {
+    expect(plan).not.toMatch(/^SCAN (events|webhook_attempts)$|Seq Scan on (events|webhook_attempts)\b/m)
+    expect(plan).not.toMatch(/Scan using (events|webhook_attempts)_pkey on \w+( \w+)?\n(?!\s*Index Cond)/)
+  }
 })

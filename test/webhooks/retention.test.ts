@@ -80,7 +80,7 @@ it('ends an attempt whose event was purged instead of claiming it again and agai
   expect(await db.selectFrom('webhook_attempts').select(['status', 'error']).execute()).toEqual([
     { status: 'failed', error: 'the event is older than 30 days' },
   ])
-  expect(await attempts.countDue(now)).toBe(0)
+  expect(await attempts.countDue(now, 10)).toBe(0)
 })
 
 it('purges along indexes: neither table is read whole', async (context) => {
@@ -128,7 +128,7 @@ it('with no endpoint at all, the dispatcher passes the events over as they come:
       expect((await t.api(key, 'POST', '/pets', { name: `P${index}`, categoryId: 1 })).status).toBe(201)
     await t.server.dispatcher.whenIdle()
     const { db } = t.deps.database
-    expect(await createEventsRepository(t.deps.database).outbox()).toEqual({ depth: 0, oldest: null })
+    expect(await createEventsRepository(t.deps.database).outbox(10)).toEqual({ depth: 0, oldest: null })
     expect(await db.selectFrom('events').select('seq').execute()).toHaveLength(30)
     expect(await db.selectFrom('webhook_attempts').selectAll().execute()).toEqual([])
   } finally {
