@@ -88,6 +88,10 @@ describe('loadConfig', () => {
     ['REDIS_URL', 'not a url'],
     ['PETSTORE_HEADERS_TIMEOUT_MS', '0'],
     ['PETSTORE_REQUEST_TIMEOUT_MS', '30s'],
+    // The SDK would append `/v1/traces` after the space, fail to parse it, and export to localhost.
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'http://collector:4318 '],
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ' http://collector:4318/v1/traces'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'http://collec\ttor:4318'],
   ])('a bad %s (%s) is one ConfigError line naming the variable', (name, value) => {
     const load = () => loadConfig({ [name]: value })
     expect(load).toThrow(ConfigError)

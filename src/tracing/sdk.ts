@@ -14,6 +14,9 @@ import { batchExportTimeoutMs, guardedExporter } from './export-guard.js'
 import { followingLinks, RequestSampling, samplerOf } from './request-sampling.js'
 import { droppedSpans, useTracer } from './tracing.js'
 
+/** The service's logger, as far as the SDK's warnings need it. */
+type WarningLog = { warn(object: object, message: string): void }
+
 /** What a started SDK gives the server: the request spans' plugin, a place for its warnings, the flush. */
 export interface StartedTracing {
   /**
@@ -21,8 +24,11 @@ export interface StartedTracing {
    * traced request's SERVER span.
    */
   instrument(app: FastifyInstance): Promise<void>
-  /** Where the SDK's own warnings go (an export that failed, spans dropped): the service's logger. */
-  logTo(logger: { warn(object: object, message: string): void }): void
+  /**
+   * Where the SDK's own warnings go (an export that failed, spans dropped, a variable it replaced by its
+   * default): the service's logger. Those given before it, while the SDK was built, are written then.
+   */
+  logTo(logger: WarningLog): void
   /**
    * Exports what is still queued, for at most `withinMs` (what is left of the drain budget): a collector
    * that does not answer by then loses those spans (logged), not the process's exit.
@@ -39,6 +45,11 @@ export interface StartedTracing {
  * `petstore_trace_spans_dropped_total`, never a request's time.
  */
 export function startTracing(config: TracingConfig): StartedTracing {
+  // First: the exporter and the SDK read their variables while they are built, and a value they replace by
+  // a default (OTEL_EXPORTER_OTLP_TIMEOUT=abc, headers they cannot parse) is told only then.
+  const log = heldUntilLogger()
+  const diagLogger = countingQueueDrops(log)
+  diag.setLogger(diagLogger, DiagLogLevel.WARN)
   const sampler = samplerOf(config)
   const scope = createContextScope()
   const sampling = new RequestSampling(sampler, isProbe, scope)
@@ -64,18 +75,16 @@ export function startTracing(config: TracingConfig): StartedTracing {
     metricReaders: [],
     logRecordProcessors: [],
   })
+  // With OTEL_LOG_LEVEL set, NodeSDK's constructor puts a console logger of its own in this one's place.
+  diag.setLogger(diagLogger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true })
   sdk.start()
   useTracer(trace.getTracer('petstore', VERSION), scope, new W3CTraceContextPropagator())
-  const diagnostics: { logger?: { warn(object: object, message: string): void } } = {}
-  diag.setLogger(countingQueueDrops(diagnostics), DiagLogLevel.WARN)
   return {
     instrument: async (app) => {
       sampling.register(app)
       await app.register(fastifyOtel.plugin())
     },
-    logTo: (logger) => {
-      diagnostics.logger = logger
-    },
+    logTo: log.logTo,
     shutdown: async (withinMs) => {
       const flushed = sdk.shutdown().then(
         () => true,
@@ -83,10 +92,7 @@ export function startTracing(config: TracingConfig): StartedTracing {
       )
       const late = setTimeout(withinMs, false, { ref: false })
       if (!(await Promise.race([flushed, late])))
-        diagnostics.logger?.warn(
-          { withinMs },
-          'tracing: the spans still queued at shutdown were not exported in time',
-        )
+        log.warn({ withinMs }, 'tracing: the spans still queued at shutdown were not exported in time')
     },
   }
 }
@@ -132,12 +138,31 @@ function nameHandlerByOperation(span: Span, info: { hookName: string; request: F
 /** The batch processor says how many spans a full queue dropped only in this warning: it is counted. */
 const QUEUE_DROPS = /^Dropped (\d+) spans because maxQueueSize reached/
 
-function countingQueueDrops(to: { logger?: { warn(object: object, message: string): void } }): DiagLogger {
+function countingQueueDrops(log: WarningLog): DiagLogger {
   const warn = (message: string, ...args: unknown[]) => {
     const dropped = QUEUE_DROPS.exec(message)
     if (dropped) droppedSpans.queue_full += Number(dropped[1])
-    to.logger?.warn({ tracing: args.map(String).join(' ') || undefined }, `tracing: ${message}`)
+    log.warn({ tracing: args.map(String).join(' ') || undefined }, `tracing: ${message}`)
   }
   const ignore = () => {}
   return { error: warn, warn, info: ignore, debug: ignore, verbose: ignore }
+}
+
+/**
+ * Where the SDK's warnings go: the service's logger once `logTo` gives it; until then (the SDK is built
+ * before the stores open, and the logger comes with them) they are held, and written when it comes.
+ */
+function heldUntilLogger(): WarningLog & { logTo(logger: WarningLog): void } {
+  let logger: WarningLog | undefined
+  const held: Parameters<WarningLog['warn']>[] = []
+  return {
+    warn: (object, message) => {
+      if (logger) logger.warn(object, message)
+      else held.push([object, message])
+    },
+    logTo: (to) => {
+      logger = to
+      for (const [object, message] of held.splice(0)) to.warn(object, message)
+    },
+  }
 }

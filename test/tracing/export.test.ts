@@ -98,6 +98,27 @@ test('a collector that is down: every request answers, and the spans it could no
     .toBeGreaterThan(0)
 })
 
+test("a variable the SDK replaces by its default at start-up: its warning is in the service's log", async () => {
+  const receiver = await traced.receiver()
+  // Not one the service checks (config.ts): the SDK reads it while it is built, warns, and runs on.
+  const { service, listPets } = await serve({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_TIMEOUT: 'abc',
+  })
+  // Told before the service listened: once a request's line is written, so is the warning.
+  const requestId = (await listPets()).headers.get('x-request-id')
+  await logLine(service, (entry) => entry.reqId === requestId)
+  const warnings = service
+    .stdout()
+    .split('\n')
+    .filter((line) => line.includes('OTEL_EXPORTER_OTLP_TIMEOUT'))
+    .map((line) => JSON.parse(line))
+  expect(warnings[0]).toMatchObject({
+    level: 40,
+    msg: expect.stringMatching(/^tracing: .*'abc'.*using defaults/),
+  })
+})
+
 /** What `/metrics` says the service dropped for `reason`. */
 async function droppedSpans(port: number, reason: 'export_failed' | 'queue_full'): Promise<number> {
   const metrics = await get(port, '/metrics')
