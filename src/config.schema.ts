@@ -206,11 +206,13 @@ export const ConfigSchema = Type.Object({
       '`1` lets webhook URLs reach any address, over plain `http` too: for development and tests only (start-up warns)',
   }),
   // OpenTelemetry's own variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
-  // the SDK reads them; they are listed and checked here so a bad value stops start-up with one line.
+  // the SDK reads them; they are listed and checked here so a bad value stops start-up with one line. Only
+  // those the service reads are checked (config.ts, `readOtel`): none while tracing is off, and not a
+  // general one whose traces-only variant is set, as a shared environment sets them for other components.
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(
     text(
       'petstore.otlp-url',
-      'OTLP/HTTP receiver (a collector) of traces: setting it turns tracing on; `/v1/traces` is appended',
+      'OTLP/HTTP receiver (a collector) of traces: setting it turns tracing on; `/v1/traces` is appended. While tracing is off no `OTEL_*` variable is read, so none is checked',
       {
         'x-unset': 'tracing off (unless the next variable is set): no OpenTelemetry SDK is loaded',
       },
@@ -219,7 +221,7 @@ export const ConfigSchema = Type.Object({
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(
     text(
       'petstore.otlp-url',
-      'the full URL traces are posted to; wins over the previous variable and turns tracing on too',
+      'the full URL traces are posted to; turns tracing on too, and wins over the previous variable, which is then not read (nor checked)',
       {
         'x-unset': 'the previous variable with `/v1/traces`',
       },
@@ -236,7 +238,8 @@ export const ConfigSchema = Type.Object({
   }),
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Type.Optional(
     Type.Enum(OTLP_PROTOCOLS, {
-      description: 'the same, by its traces-only name; wins over the previous variable',
+      description:
+        'the same, by its traces-only name; wins over the previous variable, which is then not read (nor checked)',
       'x-unset': 'the previous variable',
     }),
   ),

@@ -246,5 +246,50 @@ describe('loadConfig', () => {
       expect(() => protocolOf({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol }), protocol).toThrow(
         /^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be one of http\/protobuf, http\/json \(got/,
       )
+    // The general one is checked only when it is the protocol in use: another component of a shared
+    // environment may export its metrics over gRPC.
+    const grpc = { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }
+    expect(protocolOf({ ...grpc, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' })).toBe('http/json')
+    expect(() => protocolOf(grpc)).toThrow(
+      /^OTEL_EXPORTER_OTLP_PROTOCOL must be one of http\/protobuf, http\/json \(got "grpc"\)$/,
+    )
+    expect(() => protocolOf({ ...grpc, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '' })).toThrow(
+      /^OTEL_EXPORTER_OTLP_PROTOCOL must be one of/,
+    )
+  })
+
+  test('tracing: an OpenTelemetry variable the service does not read is not checked, as another component of a shared environment may set it', () => {
+    // Each refused while tracing is on: the service would use it.
+    const unusable = {
+      OTEL_TRACES_SAMPLER: 'xray',
+      OTEL_TRACES_SAMPLER_ARG: 'abc',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
+      OTEL_RESOURCE_ATTRIBUTES: '=x',
+      OTEL_BSP_SCHEDULE_DELAY: '0',
+      OTEL_SDK_DISABLED: 'yes',
+    }
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
+    for (const [name, value] of Object.entries(unusable)) {
+      const variable = { [name]: value }
+      expect(() => loadConfig({ ...endpoint, ...variable }), name).toThrow(new RegExp(`^${name} `))
+      // Off without an endpoint, or with OTEL_SDK_DISABLED=true: none of them is read.
+      expect(loadConfig(variable).tracing, name).toBeUndefined()
+      if (name !== 'OTEL_SDK_DISABLED') {
+        const disabled = { ...endpoint, OTEL_SDK_DISABLED: 'TRUE', ...variable }
+        expect(loadConfig(disabled).tracing, name).toBeUndefined()
+      }
+    }
+    // Off, the endpoints are not read either; on, the general one is not when the traces-only one is set.
+    for (const notAUrl of [' http://collector:4318', 'collector:4318']) {
+      expect(
+        loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: notAUrl, OTEL_SDK_DISABLED: 'true' }).tracing,
+      ).toBeUndefined()
+      const traces = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }
+      expect(loadConfig({ ...traces, OTEL_EXPORTER_OTLP_ENDPOINT: notAUrl }).tracing).toBeDefined()
+      expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: notAUrl })).toThrow(
+        /^OTEL_EXPORTER_OTLP_ENDPOINT /,
+      )
+    }
   })
 })

@@ -54,13 +54,15 @@ export function loadConfig(env: Env): Config {
   return Object.freeze({ ...config, warnings })
 }
 
-/** Each variable as set (or its default), checked against its schema; integers parsed by `parseInteger`. */
+/**
+ * Each variable as set (or its default), checked against its schema; integers parsed by `parseInteger`.
+ * An OpenTelemetry variable the service does not read is taken as unset (`readOtel`).
+ */
 function parseVariables(env: Env): Variables {
   const values: Record<string, string | number> = {}
+  const otel = readOtel(env)
   for (const [name, schema] of CONFIG_VARIABLES) {
-    // OpenTelemetry's rule for its own variables: an empty value is the same as none (compose.yaml's
-    // tracing profile leaves the endpoint empty when it is not chosen).
-    const given = name.startsWith('OTEL_') && env[name] === '' ? undefined : env[name]
+    const given = name.startsWith('OTEL_') ? otel(name) : env[name]
     const text = given ?? (schema.default === undefined ? undefined : String(schema.default))
     if (text === undefined) continue
     const value = numberOf(schema, text)
@@ -68,6 +70,30 @@ function parseVariables(env: Env): Variables {
     values[name] = value
   }
   return values as Variables
+}
+
+/** The general variable that each traces-only one overrides when set (as OpenTelemetry's specification says). */
+const OVERRIDDEN_BY_TRACES: Readonly<Record<string, string>> = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+}
+
+/**
+ * An OpenTelemetry variable's value as the service reads it: OpenTelemetry's rule, an empty value is the
+ * same as none (compose.yaml leaves the endpoint empty without the tracing profile); and none at all for
+ * what the service does not read, so that it is not checked. A shared environment sets these variables for
+ * every component in it (another one's OTEL_EXPORTER_OTLP_PROTOCOL=grpc for its metrics, a sampler only
+ * another SDK knows): with tracing off (no endpoint, or OTEL_SDK_DISABLED=true) the service reads none of
+ * them, and a general variable whose traces-only one is set it never reads.
+ */
+function readOtel(env: Env): (name: string) => string | undefined {
+  const given = (name: string) => (env[name] === '' ? undefined : env[name])
+  const endpoint = given('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? given('OTEL_EXPORTER_OTLP_ENDPOINT')
+  if (endpoint === undefined || given('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return () => undefined
+  return (name) => {
+    const overriding = OVERRIDDEN_BY_TRACES[name]
+    return overriding !== undefined && given(overriding) !== undefined ? undefined : given(name)
+  }
 }
 
 /**
@@ -141,16 +167,17 @@ function toConfig(variables: Variables) {
 
 /**
  * On when an OTLP endpoint is set and OTEL_SDK_DISABLED is not `true` (in any case); without an endpoint
- * no SDK is loaded (the SDK alone would export to localhost). The variables mean what they mean to the SDK;
- * where the service is stricter, it is deliberate (docs/observability.md): a value the SDK would warn
- * about and replace by its default (a sampler it does not know, a ratio that is blank, no decimal number or
- * outside [0, 1], an OTEL_SDK_DISABLED neither `true` nor `false`, resource attributes it would drop) stops
- * start-up with one line naming the variable; OTEL_BSP_SCHEDULE_DELAY, any number to the SDK, must be whole
+ * no SDK is loaded (the SDK alone would export to localhost). Off, every OTEL_ variable was read as unset
+ * (`readOtel`), the endpoints too. The variables mean what they mean to the SDK; where the service is
+ * stricter, it is deliberate (docs/observability.md): with tracing on, a value the SDK would warn about and
+ * replace by its default (a sampler it does not know, a ratio that is blank, no decimal number or outside
+ * [0, 1], an OTEL_SDK_DISABLED neither `true` nor `false`, resource attributes it would drop) stops start-up
+ * with one line naming the variable; OTEL_BSP_SCHEDULE_DELAY, any number to the SDK, must be whole
  * milliseconds from 1; and `grpc`, a protocol the SDK offers, is refused (OTLP over HTTP only here).
  */
 function tracingOf(variables: Variables) {
   const endpoint = variables.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? variables.OTEL_EXPORTER_OTLP_ENDPOINT
-  if (endpoint === undefined || variables.OTEL_SDK_DISABLED.toLowerCase() === 'true') return undefined
+  if (endpoint === undefined) return undefined
   const resourceNamesService = resourceAttributesOf(variables.OTEL_RESOURCE_ATTRIBUTES ?? '')?.has(
     'service.name',
   )
