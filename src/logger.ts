@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino'
 import type { LogLevel } from './config.js'
-import { redactKeys } from './redact-keys.js'
+import { redactSecrets } from './redact-secrets.js'
 
 /** Paths that could carry an API key; pino replaces their values before a line is written. */
 const REDACTED = ['req.headers.authorization', 'headers.authorization', 'authorization', 'key', 'apiKey']
@@ -19,8 +19,8 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
   const options = {
     level,
     redact: { paths: REDACTED, censor: '[redacted]' },
-    // The last line of defence (CONTRACT §12): whatever a line says, nothing shaped like a key is written.
-    hooks: { streamWrite: redactKeys },
+    // The last line of defence (CONTRACT §12): whatever a line says, nothing shaped like a secret is written.
+    hooks: { streamWrite: redactSecrets },
   }
   if (destination || level === 'silent') return pino(options, destination)
   const stdout = pino.destination({ dest: 1, minLength: BUFFER_BYTES, sync: false })

@@ -98,6 +98,27 @@ test('a key anywhere else, in any spelling, is redacted from every log line and 
   expect(written).toContain('"userAgent":"sync [redacted]"')
 })
 
+test('a webhook secret sent in the path or the User-Agent, in any spelling, never reaches a log line', async () => {
+  const caller = await t.deps.apiKeys.issueApiKey({ plan: 'pro' })
+  // As webhooks/signature.ts makes one: base64, with its `+`, `/` and `=`.
+  const secret = 'whsec_Q2xpZW50+U2VjcmV0/c2lnbmluZ3M='
+  for (const { url, headers } of [
+    { url: `/v1/nothing/${secret}` },
+    { url: `/v1/nothing/${encodeURIComponent(secret)}` },
+    { url: '/v1/pets', headers: { 'user-agent': `sync ${secret}` } },
+  ]) {
+    const response = await t.app.inject({
+      method: 'GET',
+      url,
+      headers: { ...headers, authorization: `Bearer ${caller.key}` },
+    })
+    expect(response.statusCode, url).toBeLessThan(500)
+  }
+  const written = logs.lines.join('\n')
+  for (const part of ['Q2xpZW50', 'U2VjcmV0', 'c2lnbmluZ3M']) expect(written).not.toContain(part)
+  expect(written).toContain('"url":"/v1/nothing/[redacted]"')
+})
+
 test('anything else that logs a key-shaped text has it redacted too', () => {
   t.deps.logger.warn({ detail: `seen ps_test_${'x'.repeat(32)}` }, 'a warning')
   expect(logs.lines.at(-1)).toContain('"detail":"seen [redacted]"')

@@ -21,7 +21,7 @@ const OFF_THE_PATH: Record<string, string> = {
 const readme = readFileSync('src/http/README.md', 'utf8')
 const walkthrough = readme.slice(
   readme.indexOf('**Follow a warm listPets request**'),
-  readme.indexOf('**Keys redacted'),
+  readme.indexOf('**Secrets redacted'),
 )
 const named = new Set([...walkthrough.matchAll(/`(src\/[\w/.-]+\.ts)`/g)].map((match) => match[1] as string))
 

@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import { redactKeys, redactKeysInTarget } from '../redact-keys.js'
+import { redactSecrets, redactSecretsInTarget } from '../redact-secrets.js'
 import { traceIdsOf, tracingEnabled } from '../tracing/tracing.js'
 import type { Metrics } from './metrics.js'
 
 /**
  * One line per request, when it completes, naming the account (the key's id, never the key), the
  * client IP and the User-Agent, plus one metrics observation. Headers are never logged, and whatever is
- * shaped like a key is redacted from the target and the User-Agent (the request id never has that shape:
- * request-context.ts). It goes through the root logger (no child logger per request). At debug, a line
- * on arrival too. With tracing on, the line carries its request span's `trace_id` and `span_id`.
+ * shaped like a key or a webhook secret is redacted from the target and the User-Agent (the request id
+ * never has that shape: request-context.ts). It goes through the root logger (no child logger per
+ * request). At debug, a line on arrival too. With tracing on, the line carries its request span's `trace_id` and `span_id`.
  */
 export function registerAccessLog(
   app: FastifyInstance,
@@ -46,7 +46,7 @@ export function registerAccessLog(
           responseTime: reply.elapsedTime,
           account,
           ip: request.ip,
-          userAgent: userAgent === undefined ? undefined : redactKeys(userAgent),
+          userAgent: userAgent === undefined ? undefined : redactSecrets(userAgent),
           trace_id: ids?.traceId,
           span_id: ids?.spanId,
         },
@@ -62,11 +62,11 @@ const SUSPECT = /(key|token)=/i
 const CREDENTIAL_PARAMETER = /([?&;](?:api[_-]?key|access[_-]?token|token|key)=)[^&;#]*/gi
 
 /**
- * The target as logged: anything shaped like a key redacted, however it is encoded, and the value of any
+ * The target as logged: anything shaped like a secret redacted, however it is encoded, and the value of any
  * credential-like query parameter replaced whatever its shape.
  */
 export function loggableUrl(url: string): string {
-  const redacted = redactKeysInTarget(url)
+  const redacted = redactSecretsInTarget(url)
   // Every such parameter name ends in `key` or `token`: most targets are returned as they are.
   return SUSPECT.test(redacted) ? redacted.replace(CREDENTIAL_PARAMETER, '$1[redacted]') : redacted
 }

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import { answeredOnSocket } from '../answered-socket.js'
 import { isDatabaseUnavailable } from '../db/connect.js'
 import { AppError, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js'
-import { redactKeys } from '../redact-keys.js'
+import { redactSecrets } from '../redact-secrets.js'
 import { BODY_TOO_LARGE, NOT_JSON } from './error.schemas.js'
 
 /** Fastify's own errors, as the one sentence a client can act on. */
@@ -52,12 +52,12 @@ export function toAppError(error: unknown): AppError {
 /**
  * The spec's Error body (CONTRACT §4) with the response's request id. The only place it is written: the
  * error handler sends it, and a request Node refused before it became one (clientError) writes it to the
- * socket. Nothing shaped like a key survives in the message.
+ * socket. Nothing shaped like a key or a webhook secret survives in the message.
  */
 export function errorBodyOf(appError: AppError, requestId: string) {
   return {
     code: appError.code,
-    message: redactKeys(appError.message),
+    message: redactSecrets(appError.message),
     status: appError.status,
     requestId,
   }

@@ -1,7 +1,7 @@
 import { type Attributes, SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { type ExportResult, ExportResultCode, getNumberFromEnv } from '@opentelemetry/core'
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
-import { redactKeysInTarget } from '../redact-keys.js'
+import { redactSecretsInTarget } from '../redact-secrets.js'
 import { droppedSpans } from './tracing.js'
 
 /** The batch processor's export timeout when OTEL_BSP_EXPORT_TIMEOUT is unset, or not above 0. */
@@ -19,9 +19,10 @@ export function batchExportTimeoutMs(): number {
 /**
  * The exporter, with what leaves the process checked first (on a turn of its own, never on a request's
  * time), and the spans of every batch it failed to deliver counted:
- * - anything shaped like an API key, in any string a span carries (its name, its status message, its
- *   attributes and its events'), is redacted, percent-encoded or not, as the access log does: a key sent
- *   in the wrong place (the path, a body's field name) reaches `url.path` or an error's message otherwise;
+ * - anything shaped like an API key or a webhook secret (`whsec_…`), in any string a span carries (its
+ *   name, its status message, its attributes and its events'), is redacted, percent-encoded or not, as the
+ *   access log does: a secret sent in the wrong place (the path, a body's field name) reaches `url.path`
+ *   or an error's message otherwise;
  * - a SERVER span that answered below 500 is not an error (the HTTP semantic conventions): @fastify/otel
  *   marks every request whose handling met an error (a 404, a 429, a refused body) ERROR, with the error's
  *   message, which may repeat what the client sent.
@@ -70,12 +71,12 @@ type Writable = { -readonly [K in 'name' | 'status']: ReadableSpan[K] } & Omit<
 >
 
 function guard(span: Writable): void {
-  span.name = redactKeysInTarget(span.name)
+  span.name = redactSecretsInTarget(span.name)
   const answered = span.attributes['http.response.status_code']
   if (span.kind === SpanKind.SERVER && typeof answered === 'number' && answered < 500) {
     span.status = { code: SpanStatusCode.UNSET }
   } else if (span.status.message !== undefined) {
-    span.status = { ...span.status, message: redactKeysInTarget(span.status.message) }
+    span.status = { ...span.status, message: redactSecretsInTarget(span.status.message) }
   }
   redactIn(span.attributes)
   for (const event of span.events) if (event.attributes) redactIn(event.attributes)
@@ -83,10 +84,10 @@ function guard(span: Writable): void {
 
 function redactIn(attributes: Attributes): void {
   for (const [name, value] of Object.entries(attributes)) {
-    if (typeof value === 'string') attributes[name] = redactKeysInTarget(value)
+    if (typeof value === 'string') attributes[name] = redactSecretsInTarget(value)
     else if (Array.isArray(value) && value.some((item) => typeof item === 'string'))
-      attributes[name] = value.map((item) => (typeof item === 'string' ? redactKeysInTarget(item) : item)) as
-        | string[]
-        | (string | null | undefined)[]
+      attributes[name] = value.map((item) =>
+        typeof item === 'string' ? redactSecretsInTarget(item) : item,
+      ) as string[] | (string | null | undefined)[]
   }
 }

@@ -7,7 +7,7 @@ import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-t
 import { NodeSDK } from '@opentelemetry/sdk-node'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TracingConfig } from '../config.js'
-import { redactKeysInTarget } from '../redact-keys.js'
+import { redactSecretsInTarget } from '../redact-secrets.js'
 import { VERSION } from '../version.js'
 import { createContextScope } from './context-scope.js'
 import { batchExportTimeoutMs, guardedExporter } from './export-guard.js'
@@ -107,14 +107,14 @@ const isProbe = (url: string) => {
 /**
  * The SERVER span's name is the route template (`GET /v1/pets/{petId}` style, as Fastify spells it:
  * `/v1/pets/:petId`), never the raw target; `url.path` loses its query string (a page token, a filter)
- * and anything spelling a key (sent in the path by mistake), percent-encoded or not.
+ * and anything spelling a key or a webhook secret (sent in the path by mistake), percent-encoded or not.
  */
 function nameByRoute(span: Span, request: FastifyRequest): void {
   if (!span.isRecording()) return
   const route = request.routeOptions.url
   span.updateName(route === undefined ? request.method : `${request.method} ${route}`)
   const query = request.url.indexOf('?')
-  const path = redactKeysInTarget(query === -1 ? request.url : request.url.slice(0, query))
+  const path = redactSecretsInTarget(query === -1 ? request.url : request.url.slice(0, query))
   if (path !== request.url) span.setAttribute('url.path', path)
 }
 

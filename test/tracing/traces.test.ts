@@ -425,15 +425,19 @@ test('the probes are not traced, whatever query follows them', async () => {
 test('no API key, key hash or webhook secret is in any span, attribute or resource', async () => {
   // A key sent where it does not belong, as a client's mistake would: in the path (plain and
   // percent-encoded), as a body's field name, in the query; each answered with a 4xx whose error says why.
+  // And a webhook signing secret pasted into the path, as it is and percent-encoded (its `+`, `/`, `=`).
   const encoded = key.replaceAll('_', '%5F')
+  const secret = 'whsec_Q2xpZW50+U2VjcmV0/c2lnbmluZ3M='
   const misplaced = [
     await call(`/v1/nothing/${key}`),
     await call(`/v1/pets/${key}`),
     await call(`/v1/nothing/${encoded}`),
     await call('/v1/pets', { method: 'POST', body: { name: 'Keyed', categoryId: 1, [key]: 1 } }),
     await call(`/v1/pets?token=${key}`),
+    await call(`/v1/nothing/${secret}`),
+    await call(`/v1/nothing/${encodeURIComponent(secret)}`),
   ]
-  expect(misplaced.map((response) => response.status)).toEqual([404, 400, 404, 400, 200])
+  expect(misplaced.map((response) => response.status)).toEqual([404, 400, 404, 400, 200, 404, 404])
   const sent = [...misplaced, await call('/v1/pets')]
   // Every request's SERVER span exported, the last one's too: it ends after its children, and spans are
   // exported in the order they end, so the search below covers every span of every request sent.
@@ -449,6 +453,7 @@ test('no API key, key hash or webhook secret is in any span, attribute or resour
     // The key's hash as the database keeps it.
     expect(everything).not.toContain(hashApiKey(key))
     expect(everything).not.toMatch(/whsec_[A-Za-z0-9+/=]{10,}/)
+    for (const part of ['Q2xpZW50', 'U2VjcmV0', 'c2lnbmluZ3M']) expect(everything).not.toContain(part)
   }
   // Nor any other SHA-256 written in hex (the decoded values are quoted apart: ids are 32 and 16 long).
   expect(decoded).not.toMatch(/[0-9a-f]{64}/)
