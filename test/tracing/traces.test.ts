@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { hashApiKey } from '../../src/api-keys/api-keys.format.js'
+import { loadConfig } from '../../src/config.js'
+import { connectDatabase } from '../../src/db/connect.js'
 import { createTestStores, onServices, type TestStores } from '../helpers.js'
 import {
   issueUnlimitedKey,
@@ -410,6 +412,73 @@ describe('webhooks', () => {
     // Each attempt is a trace of its own (hours of retries are not one trace), tied by its link.
     expect(new Set(attempts.map((span) => span.traceId)).size).toBe(2)
     expect(attempts.every((span) => span.traceId !== cause.traceId)).toBe(true)
+  })
+})
+
+describe('events', () => {
+  test('each change keeps its own trace context on its events: a pet patched and deleted, an order placed and approved; none when its caller sampled it out', async () => {
+    const create = async (name: string) => {
+      const response = await call('/v1/pets', {
+        method: 'POST',
+        body: { name, categoryId: 1, status: 'available' },
+      })
+      return ((await response.json()) as { id: number }).id
+    }
+    /** A caller's trace of its own for each change, sampled unless `flags` says otherwise. */
+    const caller = '00f067aa0ba902b7'
+    const traced = (traceId: string, flags = '01') => ({ traceparent: `00-${traceId}-${caller}-${flags}` })
+    const [patched, deleted, placed, approved, untraced] = ['1', '2', '3', '4', '5'].map((digit) =>
+      digit.repeat(32),
+    ) as [string, string, string, string, string]
+
+    const changed = await create('Changed')
+    const patch = { method: 'PATCH', body: { name: 'Renamed' } }
+    expect((await call(`/v1/pets/${changed}`, { ...patch, headers: traced(patched) })).status).toBe(200)
+    expect((await call(`/v1/pets/${changed}`, { method: 'DELETE', headers: traced(deleted) })).status).toBe(
+      204,
+    )
+    const ordered = await create('Ordered')
+    const order = await call('/v1/store/orders', {
+      method: 'POST',
+      body: { petId: ordered },
+      headers: traced(placed),
+    })
+    expect(order.status).toBe(201)
+    const orderId = ((await order.json()) as { id: number }).id
+    const approve = { method: 'PATCH', body: { status: 'approved' }, headers: traced(approved) }
+    expect((await call(`/v1/store/orders/${orderId}`, approve)).status).toBe(200)
+    const quiet = await create('Quiet')
+    const sampledOut = { ...patch, headers: traced(untraced, '00') }
+    expect((await call(`/v1/pets/${quiet}`, sampledOut)).status).toBe(200)
+
+    // The context of the change's own span: its caller's trace, one of our spans in it.
+    const of = (traceId: string) =>
+      expect.stringMatching(new RegExp(`^00-${traceId}-(?!${caller})[0-9a-f]{16}-01$`))
+    const expected = {
+      [`pet.updated ${changed}`]: of(patched),
+      [`pet.deleted ${changed}`]: of(deleted),
+      [`order.placed ${orderId}`]: of(placed),
+      [`pet.updated ${ordered}`]: of(placed),
+      [`order.approved ${orderId}`]: of(approved),
+      [`pet.updated ${quiet}`]: null,
+    }
+    const handle = await connectDatabase(loadConfig({ DATABASE_URL: stores.env.DATABASE_URL }).database)
+    try {
+      /** Each event of these objects, by its type and object id (on PostgreSQL once published). */
+      const stored = async () => {
+        const rows = await handle.db.selectFrom('events').select(['type', 'object', 'trace_parent']).execute()
+        const byEvent: Record<string, string | null> = {}
+        for (const row of rows) {
+          const key = `${row.type} ${(JSON.parse(row.object) as { id: number }).id}`
+          if (key in expected) byEvent[key] = row.trace_parent
+        }
+        return byEvent
+      }
+      await expect.poll(async () => Object.keys(await stored()).length, { timeout: 10_000 }).toBe(6)
+      expect(await stored()).toEqual(expected)
+    } finally {
+      await handle.close()
+    }
   })
 })
 
