@@ -105,7 +105,16 @@ describe('compose.yaml', () => {
   test('the tracing profile adds Jaeger; the instances export to it only when the endpoint is given', () => {
     expect(compose.services.jaeger).toMatchObject({ profiles: ['tracing'], ports: ['16686:16686'] })
     expect(compose.services.jaeger.image).toMatch(/jaeger:\d+\.\d+\.\d+$/)
+    // The command the header gives sets both: either alone traces nothing.
+    expect(readFileSync('compose.yaml', 'utf8')).toContain(
+      '#   OTEL_EXPORTER_OTLP_ENDPOINT=http://jaeger:4318 docker compose --profile tracing up --build\n',
+    )
     for (const name of ['api1', 'api2']) {
+      // Started after Jaeger when the profile runs it; without the profile, not waiting for it.
+      expect(compose.services[name].depends_on.jaeger).toEqual({
+        condition: 'service_started',
+        required: false,
+      })
       const environment: Record<string, string> = compose.services[name].environment
       expect(environment.OTEL_EXPORTER_OTLP_ENDPOINT).toBe(TRACING_ENDPOINT)
       // Without the profile compose leaves it empty: OpenTelemetry reads an empty variable as unset.
