@@ -34,6 +34,8 @@ export interface Answer {
   headers?: Record<string, string>
   /** Waits this long before answering. */
   delayMs?: number
+  /** Answers only once this has settled too: requests the test holds in flight for as long as it needs. */
+  until?: Promise<unknown>
 }
 
 /** A real HTTP receiver on a loopback port: records every request and answers as `answer` says. */
@@ -118,10 +120,13 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({ status
       receiver.received.push(got)
       for (const waiter of waiters.filter((w) => receiver.received.length >= w.count)) waiter.resolve()
       const reply = receiver.answer(got)
-      setTimeout(() => {
+      const answer = () => {
         end()
         if (!response.destroyed) response.writeHead(reply.status, reply.headers).end('ok')
-      }, reply.delayMs ?? 0)
+      }
+      const delayed = () => setTimeout(answer, reply.delayMs ?? 0)
+      if (reply.until) reply.until.then(delayed, delayed)
+      else delayed()
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
