@@ -6,8 +6,9 @@ import { VERSION } from '../version.js'
 import { type AddressRules, checkWebhookUrl, WebhookUrlError } from './address.js'
 import type { AttemptOutcome, ClaimedAttempt } from './attempts.repository.js'
 import { endpointIdOf } from './endpoints.service.js'
+import type { EndpointTarget } from './ownership.repository.js'
 import { type createAgentPool, postWebhook } from './send.js'
-import { signatureHeader } from './signature.js'
+import { signatureHeader, signingSecrets } from './signature.js'
 
 const USER_AGENT = `petstore-webhooks/${VERSION}`
 
@@ -18,9 +19,9 @@ interface AttemptOptions {
   signal: AbortSignal
   now: () => number
   agents: ReturnType<typeof createAgentPool>
-  /** Whether the attempt is still this instance's, asked again after the lookup (a fresh read). */
-  stillOwn: () => Promise<boolean>
-  /** A lookup longer than this is followed by `stillOwn` (0 on SQLite, RECHECK_AFTER_LOOKUP_MS else). */
+  /** The attempt's target while it is still this instance's, asked again after the lookup (a fresh read). */
+  targetIfStillOwn: () => Promise<EndpointTarget | undefined>
+  /** A lookup this long or longer is followed by `targetIfStillOwn` (0 on SQLite, RECHECK_AFTER_LOOKUP_MS else). */
   recheckAfterMs: number
 }
 
@@ -41,23 +42,24 @@ export const RECHECK_AFTER_LOOKUP_MS = 1
  */
 export function makeAttempt(
   claimed: ClaimedAttempt,
+  target: EndpointTarget,
   options: AttemptOptions,
 ): Promise<AttemptOutcome | undefined> {
-  if (!tracingEnabled()) return postAttempt(claimed, options)
+  if (!tracingEnabled()) return postAttempt(claimed, target, options)
   const attributes = {
     'petstore.event.id': eventIdOf(claimed.event.seq),
     'petstore.event.type': claimed.event.type,
     'petstore.webhook.endpoint.id': endpointIdOf(claimed.endpoint.id),
     'petstore.webhook.attempt': claimed.attempt,
     'petstore.webhook.redelivery': claimed.redelivery,
-    ...serverOf(claimed.endpoint.url),
+    ...serverOf(target.url),
   }
   const links = linksTo([claimed.event.trace_parent])
   return inSpan(
     'webhook attempt',
     attributes,
     async (span) => {
-      const outcome = await postAttempt(claimed, options)
+      const outcome = await postAttempt(claimed, target, options)
       if (outcome === undefined) return undefined
       span?.setAttributes({
         'http.response.status_code': outcome.httpStatus ?? undefined,
@@ -79,34 +81,34 @@ function serverOf(raw: string): Record<string, string | number> {
 }
 
 /**
- * Makes one attempt: the URL judged again by the address rules (its name looked up once, the connection
- * pinned to the address that passed), the event signed for every current secret and POSTed, all within
- * `timeoutMs`. Never throws: a refusal, a timeout or an abort is a failed outcome. Undefined when the
- * read after the lookup (`recheckAfterMs`) says the attempt is no longer this instance's (a DELETE or a
- * disable ended it meanwhile): nothing was sent, nothing is written down.
+ * Makes one attempt to `target` (its endpoint as the read just before it found it): the URL judged again
+ * by the address rules (`checkedTarget`), the event signed for the current secret and those still in their
+ * grace at its start, and POSTed, all within `timeoutMs`. Never throws: a refusal, a timeout or an abort is
+ * a failed outcome. Undefined when the read after the lookup says the attempt is no longer this
+ * instance's (a DELETE or a disable ended it meanwhile): nothing was sent, nothing is written down.
  */
 async function postAttempt(
   claimed: ClaimedAttempt,
+  first: EndpointTarget,
   options: AttemptOptions,
 ): Promise<AttemptOutcome | undefined> {
   const startedAt = options.now()
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
   try {
-    const { url, address } = await withinTime(
-      checkWebhookUrl(claimed.endpoint.url, options.rules),
-      options.timeoutMs,
-    )
-    if (performance.now() - started >= options.recheckAfterMs && !(await options.stillOwn())) return undefined
+    const checked = await checkedTarget(first, options, elapsed)
+    if (checked === undefined) return undefined
+    const { target, url, address } = checked
     const body = eventBodyOf(claimed.event)
     const id = eventIdOf(claimed.event.seq)
     const timestamp = Math.floor(startedAt / 1000)
+    const secrets = signingSecrets(target, startedAt)
     const headers = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       'webhook-id': id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(claimed.endpoint.secrets, id, timestamp, body),
+      'webhook-signature': signatureHeader(secrets, id, timestamp, body),
     }
     const timeoutMs = Math.max(1, options.timeoutMs - elapsed())
     const agent = options.agents.agentFor(claimed.endpoint.id, url, address)
@@ -124,6 +126,26 @@ async function postAttempt(
   } catch (error) {
     const reason = error instanceof WebhookUrlError ? error.message : 'the attempt failed before sending'
     return { startedAt, httpStatus: null, error: reason, durationMs: elapsed() }
+  }
+}
+
+/**
+ * The target's URL judged by the address rules, its name looked up once (the connection is pinned to the
+ * address that passed). After a lookup of `recheckAfterMs` or more the attempt is read again: undefined
+ * when it is no longer this instance's, else its target as read then, the new URL looked up in turn when a
+ * PATCH changed it meanwhile (nothing goes to the URL it replaced).
+ */
+async function checkedTarget(first: EndpointTarget, options: AttemptOptions, elapsed: () => number) {
+  let target = first
+  for (;;) {
+    const lookupStarted = performance.now()
+    const timeoutMs = Math.max(1, options.timeoutMs - elapsed())
+    const { url, address } = await withinTime(checkWebhookUrl(target.url, options.rules), timeoutMs)
+    if (performance.now() - lookupStarted < options.recheckAfterMs) return { target, url, address }
+    const now = await options.targetIfStillOwn()
+    if (now === undefined) return undefined
+    if (now.url === target.url) return { target: now, url, address }
+    target = now
   }
 }
 

@@ -28,12 +28,15 @@ export interface NextAttempt {
   redelivery: boolean
 }
 
-/** One attempt a dispatcher holds, with what it needs to make it. */
+/**
+ * One attempt a dispatcher holds, with its event. Where and how it is sent (the endpoint's URL and secrets)
+ * is read just before it starts (`EndpointTarget`, ownership.repository.ts), not kept from its taking.
+ */
 export interface ClaimedAttempt {
   id: number
   attempt: number
   redelivery: boolean
-  endpoint: { id: number; url: string; secrets: string[] }
+  endpoint: { id: number }
   event: {
     seq: number
     type: string
@@ -243,7 +246,7 @@ export function createAttemptsRepository(handle: DbHandle) {
      * Ends up to `limit` pending attempts of an endpoint that no longer takes deliveries, as failed with
      * `reason`; how many. An ending (DELETE, disable) ends ENDING_BATCH in its own transaction, and the
      * dispatchers the rest (`sweep.ts`), so that no transaction's work grows with a backlog (a hung
-     * endpoint's may hold a week of events). None of them starts meanwhile: a dispatcher asks `isStillOwn`
+     * endpoint's may hold a week of events). None of them starts meanwhile: a dispatcher asks `targetIfOwn`
      * just before each, which reads the endpoint enabled and live (on SQLite then, on PostgreSQL by a read
      * at most OWNERSHIP_WINDOW_MS old, which the answer waits out); one already in flight finishes and its
      * outcome is written, with no retry.

@@ -1,10 +1,7 @@
-import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { DbHandle, PreparedWrite } from '../db/handle.js'
 import { type ClaimedAttempt, createAttemptsRepository, PENDING } from './attempts.repository.js'
-import { ENABLED } from './endpoints.repository.js'
-import { type OwnedAsk, ownedInWindows } from './ownership-windows.js'
-import { retiredSecrets } from './signature.js'
+import { createOwnershipRead } from './ownership.repository.js'
 
 /** Endpoints per statement of a take on PostgreSQL (one limited sub-select each, one round trip). */
 export const TAKE_CHUNK_ENDPOINTS = 100
@@ -15,12 +12,10 @@ export type ClaimsRepository = ReturnType<typeof createClaimsRepository>
  * A dispatcher's hold on attempts (`lease_token` = its owner id), the other half of the
  * `webhook_attempts` table's repository (attempts.repository.ts writes the rows, their outcomes and the
  * delivery log): taking an endpoint's due attempts into its queue, reading before each whether it is
- * still its own, and giving back those it will not make.
+ * still its own and where to send it (ownership.repository.ts), and giving back those it will not make.
  */
 export function createClaimsRepository(handle: DbHandle) {
   const attempts = createAttemptsRepository(handle)
-  const owned =
-    handle.dialect === 'postgres' ? ownedInWindows(ownPendingAmong(handle)) : createOwnedInPlace(handle)
   const due = handle.dialect === 'sqlite' ? dueEach(handle.prepareWrite(dueOf)) : dueInChunks
   /**
    * In a step's transaction, for endpoints whose lease `owner` holds: up to `count` due attempts of each,
@@ -33,7 +28,7 @@ export function createClaimsRepository(handle: DbHandle) {
     const { owner, now, wants } = options
     const ids = wants.length === 0 ? [] : await due(trx, wants, owner, now)
     if (ids.length === 0) return []
-    const claimed = (await hold(trx, ids, owner)).map((row) => toClaimed(row, now))
+    const claimed = (await hold(trx, ids, owner)).map(toClaimed)
     // An attempt whose event was purged (30 days) cannot be made: it ends here instead of coming back.
     const found = new Set(claimed.map((attempt) => attempt.id))
     const gone = ids.filter((id) => !found.has(id))
@@ -41,7 +36,7 @@ export function createClaimsRepository(handle: DbHandle) {
     return claimed
   }
 
-  /** Marks these pending attempts `owner`'s and reads them with their event and endpoint, oldest due first. */
+  /** Marks these pending attempts `owner`'s and reads them with their event, oldest due first. */
   async function hold(trx: Db, ids: readonly number[], owner: string): Promise<ClaimedRow[]> {
     await trx
       .updateTable('webhook_attempts')
@@ -59,11 +54,12 @@ export function createClaimsRepository(handle: DbHandle) {
   return {
     take,
     /**
-     * Whether the attempt is still pending and `owner`'s, its endpoint enabled and live (asked just before
-     * it starts): on SQLite read in place, synchronously; on PostgreSQL by a read of it and the attempts
-     * `queued` behind it, which answers for those for OWNERSHIP_WINDOW_MS (ownership-windows.ts).
+     * Asked just before the attempt starts: its endpoint's target now, while the attempt is still pending
+     * and `owner`'s, its endpoint enabled and live; else undefined. On SQLite read in place, synchronously;
+     * on PostgreSQL by a read of it and the attempts `queued` behind it, which answers for those for
+     * OWNERSHIP_WINDOW_MS (ownership-windows.ts).
      */
-    isStillOwn: owned,
+    targetIfOwn: createOwnershipRead(handle),
     /**
      * Which of these endpoints have a due attempt that `owner` does not hold yet, in id order (a read
      * before a step, one statement: each endpoint's scan stops at its first such attempt).
@@ -118,42 +114,6 @@ async function giveBack(
     .execute()
 }
 
-/** SQLite's ownership read: one compiled read, run in place (a call, not a round trip). */
-function createOwnedInPlace(
-  handle: DbHandle,
-): (asked: OwnedAsk, owner: string, queued?: readonly OwnedAsk[]) => boolean | Promise<boolean> {
-  const stillOwn = handle.prepareRead((db, id: number, owner: string) =>
-    ownPending(db, owner).where('a.id', '=', id),
-  )
-  return (asked, owner) => {
-    const rows = stillOwn(asked.id, owner)
-    return Array.isArray(rows) ? rows.length > 0 : rows.then((found) => found.length > 0)
-  }
-}
-
-/**
- * `owner`'s pending attempts whose endpoint is enabled and live: an ending (DELETE, disable) ends a
- * bounded number of its pending attempts at once and the dispatchers the rest later (`failPending`), so
- * the endpoint's row is what says at once that none may start.
- */
-function ownPending(db: Db, owner: string) {
-  return db
-    .selectFrom('webhook_attempts as a')
-    .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
-    .select('a.id')
-    .where('a.lease_token', '=', owner)
-    .where('a.status', '=', PENDING)
-    .where('e.status', '=', ENABLED)
-    .where('e.deleted_at', 'is', null)
-}
-
-/** PostgreSQL's read behind `ownedInWindows`: which of these attempts are `ownPending`. */
-function ownPendingAmong(handle: DbHandle) {
-  return handle.prepareRead((db, ids: number[], owner: string) =>
-    ownPending(db, owner).where('a.id', '=', sql<number>`any(${ids}::bigint[])`),
-  )
-}
-
 /** What a lane wants: up to `count` more of the endpoint's due attempts. */
 type Want = { endpointId: number; count: number }
 
@@ -205,20 +165,16 @@ const dueInChunks: Due = async (trx, wants, owner, now) => {
   return ids
 }
 
-/** Attempts with their event and their endpoint's URL and signing secrets (one row each). */
+/** Attempts with their event (one row each). */
 function claimedRows(db: Db) {
   return db
     .selectFrom('webhook_attempts as a')
     .innerJoin('events as v', 'v.seq', 'a.event_seq')
-    .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
     .select([
       'a.id',
       'a.attempt',
       'a.redelivery',
-      'e.id as endpoint_id',
-      'e.url',
-      'e.secret',
-      'e.retired_secrets',
+      'a.endpoint_id',
       'v.seq',
       'v.type',
       'v.created_at',
@@ -229,16 +185,12 @@ function claimedRows(db: Db) {
 }
 type ClaimedRow = Awaited<ReturnType<ReturnType<typeof claimedRows>['execute']>>[number]
 
-function toClaimed(row: ClaimedRow, now: number): ClaimedAttempt {
+function toClaimed(row: ClaimedRow): ClaimedAttempt {
   return {
     id: row.id,
     attempt: row.attempt,
     redelivery: row.redelivery === 1,
-    endpoint: {
-      id: row.endpoint_id,
-      url: row.url,
-      secrets: [row.secret, ...retiredSecrets(row.retired_secrets, now).map((retired) => retired.secret)],
-    },
+    endpoint: { id: row.endpoint_id },
     event: {
       seq: row.seq,
       type: row.type,

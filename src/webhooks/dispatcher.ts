@@ -71,19 +71,19 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const idleWaiters = createIdleWaiters()
   const lanes = createLanes({
     maxInFlight: MAX_IN_FLIGHT,
-    run: (claimed, signal, stillOwn) =>
-      makeAttempt(claimed, {
+    run: (claimed, target, signal, targetIfStillOwn) =>
+      makeAttempt(claimed, target, {
         rules: deps.rules,
         timeoutMs: deps.timeoutMs,
         signal,
-        stillOwn,
+        targetIfStillOwn,
         recheckAfterMs: handle.dialect === 'sqlite' ? 0 : RECHECK_AFTER_LOOKUP_MS,
         agents,
         now: () => clock.now(),
       }),
-    isStillOwn: (claimed, queued) => {
-      const own = claims.isStillOwn(claimed, owner, queued)
-      return own instanceof Promise ? own.catch(warnIfLate) : own
+    targetIfOwn: (claimed, queued) => {
+      const target = claims.targetIfOwn(claimed, owner, queued)
+      return target instanceof Promise ? target.catch(warnIfLate) : target
     },
     now: () => clock.now(),
     mayStart: () => !stopping && steps.surelyHeld(),

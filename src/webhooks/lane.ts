@@ -11,6 +11,7 @@ import {
 } from './attempts.repository.js'
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './endpoints.service.js'
 import type { LeasedEndpoint } from './leases.repository.js'
+import type { EndpointTarget } from './ownership.repository.js'
 import { CIRCUIT_OPENS_AFTER } from './schedule.js'
 
 /** Requests in flight to an endpoint whose circuit is open: one probe at a time until one succeeds. */
@@ -104,16 +105,16 @@ export function putBackInOrder(lane: Lane, claimed: ClaimedAttempt): void {
 }
 
 /**
- * Reads whether the attempt is still this instance's (with those queued behind it, which a read may answer
- * for ahead); a read that throws is a rejection.
+ * Reads the attempt's target while it is still this instance's (with those queued behind it, which a read
+ * may answer for ahead); a read that throws is a rejection.
  */
-export function readOwn(
-  options: Pick<LanesOptions, 'isStillOwn'>,
+export function readTarget(
+  options: Pick<LanesOptions, 'targetIfOwn'>,
   claimed: ClaimedAttempt,
   queued: readonly ClaimedAttempt[],
-): boolean | Promise<boolean> {
+): EndpointTarget | undefined | Promise<EndpointTarget | undefined> {
   try {
-    return options.isStillOwn(claimed, queued)
+    return options.targetIfOwn(claimed, queued)
   } catch (error) {
     return Promise.reject(error)
   }
@@ -163,20 +164,26 @@ export interface LanesOptions {
   /** Requests in flight from this instance at most, over every lane (sockets). */
   maxInFlight: number
   /**
-   * Makes the attempt (never throws); undefined when it did not start after all: `stillOwn`, asked again
-   * once the name's lookup took long, said it is no longer this instance's (attempt.ts).
+   * Makes the attempt to `target` (never throws); undefined when it did not start after all:
+   * `targetIfStillOwn`, asked again once the name's lookup took long, said it is no longer this
+   * instance's (attempt.ts).
    */
   run(
     claimed: ClaimedAttempt,
+    target: EndpointTarget,
     signal: AbortSignal,
-    stillOwn: () => Promise<boolean>,
+    targetIfStillOwn: () => Promise<EndpointTarget | undefined>,
   ): Promise<AttemptOutcome | undefined>
   /**
-   * Asked just before an attempt starts: false when it was ended meanwhile (a DELETE) or taken over.
-   * Synchronous where the database is (SQLite), or where a read of it with those `queued` behind it still
-   * answers (PostgreSQL: claims.repository.ts), so the attempt starts in the same turn.
+   * Asked just before an attempt starts: where and how to send it (its endpoint's URL and secrets now),
+   * or undefined when it was ended meanwhile (a DELETE) or taken over. Synchronous where the database is
+   * (SQLite), or where a read of it with those `queued` behind it still answers (PostgreSQL:
+   * ownership.repository.ts), so the attempt starts in the same turn.
    */
-  isStillOwn(claimed: ClaimedAttempt, queued: readonly ClaimedAttempt[]): boolean | Promise<boolean>
+  targetIfOwn(
+    claimed: ClaimedAttempt,
+    queued: readonly ClaimedAttempt[],
+  ): EndpointTarget | undefined | Promise<EndpointTarget | undefined>
   /** The dispatcher's clock (idle times). */
   now(): number
   /** Whether this instance's leases are surely still its own (false after a freeze, until renewed). */

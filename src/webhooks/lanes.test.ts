@@ -10,12 +10,13 @@ import {
   STARTS_PER_TURN,
 } from './lane.js'
 import { createLanes } from './lanes.js'
+import type { EndpointTarget } from './ownership.repository.js'
 
 const claimed = (id: number, endpointId: number): ClaimedAttempt => ({
   id,
   attempt: 1,
   redelivery: false,
-  endpoint: { id: endpointId, url: `https://e${endpointId}.example/`, secrets: [] },
+  endpoint: { id: endpointId },
   event: {
     seq: id,
     type: 'pet.created',
@@ -26,12 +27,15 @@ const claimed = (id: number, endpointId: number): ClaimedAttempt => ({
   },
 })
 
+/** What the lanes' ownership read finds for an attempt still their own. */
+const target: EndpointTarget = { url: 'https://e1.example/', secret: 'whsec_AA==', retired: [] }
+
 /** Lanes whose attempts succeed at once, sure of their leases, but for what `options` says. */
 function lanesWith(options: Partial<LanesOptions>) {
   return createLanes({
     maxInFlight: 1_024,
     run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
-    isStillOwn: () => true,
+    targetIfOwn: () => target,
     now: () => 0,
     mayStart: () => true,
     started: () => {},
@@ -89,24 +93,24 @@ it('gives an endpoint leased again its lane back while requests of the lane it l
 
 it('starts no attempt whose ownership read ends after the leases stopped being surely held, until renewed', async () => {
   let held = true
-  let answer: (own: boolean) => void = () => {}
+  let answer: (own: EndpointTarget | undefined) => void = () => {}
   const { started, lanes } = lanesThatNeverEnd({
     // An asynchronous read (PostgreSQL), answered when the test says.
-    isStillOwn: () => new Promise<boolean>((resolve) => (answer = resolve)),
+    targetIfOwn: () => new Promise((resolve) => (answer = resolve)),
     mayStart: () => held,
   })
   lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
   lanes.enqueue([claimed(1, 1)])
   // The read says "still yours", but by the time it answers the last renewal is too old.
   held = false
-  answer(true)
+  answer(target)
   await nextTurn()
   expect(started).toEqual([])
   expect(lanes.hasWork()).toBe(true)
   // Renewed: the next step's enqueue starts it, from the head of its queue.
   held = true
   lanes.enqueue([])
-  answer(true)
+  answer(target)
   await nextTurn()
   expect(started).toEqual([1])
 })
@@ -114,7 +118,7 @@ it('starts no attempt whose ownership read ends after the leases stopped being s
 it('puts an attempt whose ownership read failed back in its place in the queue, and reads again later', async () => {
   let failing = true
   const { started, lanes } = lanesThatNeverEnd({
-    isStillOwn: () => (failing ? Promise.reject(new Error('connection lost')) : Promise.resolve(true)),
+    targetIfOwn: () => (failing ? Promise.reject(new Error('connection lost')) : Promise.resolve(target)),
   })
   lanes.add([{ id: 1, accountId: 1, failuresInRow: 0 }], 0)
   lanes.enqueue([claimed(1, 1), claimed(2, 1)])
@@ -129,20 +133,27 @@ it('puts an attempt whose ownership read failed back in its place in the queue, 
 })
 
 it('asked again after a slow lookup: writes nothing for an attempt no longer its own; puts one it could not read back', async () => {
-  const answers: (boolean | Error)[] = [true, false, true, new Error('connection lost'), true, true]
+  const answers: (EndpointTarget | undefined | Error)[] = [
+    target,
+    undefined,
+    target,
+    new Error('connection lost'),
+    target,
+    target,
+  ]
   const runs: number[] = []
   const started: number[] = []
   const lanes = lanesWith({
     started: (attempt) => {
       started.push(attempt.id)
     },
-    isStillOwn: () => {
+    targetIfOwn: () => {
       const answer = answers.shift()
-      return answer instanceof Error ? Promise.reject(answer) : (answer ?? false)
+      return answer instanceof Error ? Promise.reject(answer) : answer
     },
-    run: async (attempt, _signal, stillOwn) => {
+    run: async (attempt, _target, _signal, targetIfStillOwn) => {
       runs.push(attempt.id)
-      if (!(await stillOwn())) return undefined
+      if ((await targetIfStillOwn()) === undefined) return undefined
       return { startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }
     },
   })
@@ -183,7 +194,7 @@ it('asks, for a lane that started many attempts since the last step (or waited f
 it('hangs up on every request in flight and gives their attempts back instead of an outcome; later ones start', async () => {
   const signals = new Map<number, AbortSignal>()
   const lanes = lanesWith({
-    run: (attempt, signal) =>
+    run: (attempt, _target, signal) =>
       new Promise((resolve) => {
         signals.set(attempt.id, signal)
         signal.addEventListener('abort', () =>

@@ -12,9 +12,10 @@ import {
   putBackInOrder,
   REREAD_MS,
   type Running,
-  readOwn,
+  readTarget,
 } from './lane.js'
 import { createLaneSet } from './lane-set.js'
+import type { EndpointTarget } from './ownership.repository.js'
 import { createTurns } from './turns.js'
 
 export type Lanes = ReturnType<typeof createLanes>
@@ -56,8 +57,8 @@ export function createLanes(options: LanesOptions) {
     accounts.started(lane.accountId)
     let unread = false
     const signal = hangUps.signal
-    const attempt = (own: boolean) => {
-      if (!own || hangUps.stopped) return undefined
+    const attempt = (target: EndpointTarget | undefined) => {
+      if (target === undefined || hangUps.stopped) return undefined
       // Where the read is asynchronous (PostgreSQL), the leases may have stopped being surely this
       // instance's while it ran: the attempt waits in its queue for the next renewal.
       if (signal.aborted || !options.mayStart()) return putBack()
@@ -67,15 +68,15 @@ export function createLanes(options: LanesOptions) {
         lane.startedSinceStep++
         options.started(claimed)
       }
-      return options.run(claimed, signal, stillOwn)
+      return options.run(claimed, target, signal, targetIfStillOwn)
     }
     // Asked again after a slow lookup: a failed read puts the attempt back, as before it started.
-    const stillOwn = async (): Promise<boolean> => {
+    const targetIfStillOwn = async (): Promise<EndpointTarget | undefined> => {
       try {
-        return await readOwn(options, claimed, [])
+        return await readTarget(options, claimed, [])
       } catch {
         unreadable()
-        return false
+        return undefined
       }
     }
     // Back in its queue while the lane is still held.
@@ -88,8 +89,8 @@ export function createLanes(options: LanesOptions) {
       unread = true
       return putBack()
     }
-    const own = readOwn(options, claimed, lane.queue)
-    const outcome = typeof own === 'boolean' ? attempt(own) : own.then(attempt, unreadable)
+    const target = readTarget(options, claimed, lane.queue)
+    const outcome = target instanceof Promise ? target.then(attempt, unreadable) : attempt(target)
     entry.done = Promise.resolve(outcome).then((outcome) =>
       attemptOver(lane, claimed, outcome, signal, unread),
     )

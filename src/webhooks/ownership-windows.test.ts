@@ -8,19 +8,28 @@ import {
   READ_AHEAD_ATTEMPTS,
 } from './ownership-windows.js'
 
-/** The read behind the windows, over attempts kept here: `pending` holds the ids still pending and a's. */
+/**
+ * The read behind the windows, over attempts kept here: `pending` holds the ids still pending and a's, and
+ * `found.url` is what a read finds for each. `owned` says only whether an attempt is still a's.
+ */
 function harness() {
   const clock = { now: 0 }
   const pending = new Set<number>()
   const reads: number[][] = []
+  const found = { url: 'https://one.example/' }
   /** How long the next reads take, in the clock's ms. */
   let takes = 0
   const read = async (ids: number[], owner: string) => {
     reads.push([...ids].sort((a, b) => a - b))
+    const { url } = found
     clock.now += takes
-    return ids.filter((id) => owner === 'a' && pending.has(id)).map((id) => ({ id }))
+    return new Map(ids.filter((id) => owner === 'a' && pending.has(id)).map((id) => [id, { url }]))
   }
-  const owned = ownedInWindows(read, () => clock.now)
+  const targetIfOwn = ownedInWindows(read, () => clock.now)
+  const owned = (...args: Parameters<typeof targetIfOwn>) => {
+    const target = targetIfOwn(...args)
+    return target instanceof Promise ? target.then((own) => own !== undefined) : target !== undefined
+  }
   const attempt = (id: number, endpointId = 10) => {
     pending.add(id)
     return { id, endpoint: { id: endpointId } }
@@ -29,7 +38,7 @@ function harness() {
   const slowReads = (ms: number) => {
     takes = ms
   }
-  return { clock, pending, reads, owned, attempt, turn, slowReads }
+  return { clock, pending, reads, found, owned, targetIfOwn, attempt, turn, slowReads }
 }
 
 it('reads the attempts asked about in a turn and those queued behind them once, then answers from it within its window', async () => {
@@ -56,6 +65,17 @@ it('reads the queue again ahead past half the window, so the next attempts still
   clock.now += OWNERSHIP_WINDOW_MS * 0.6
   // Past the first read's window, within the second's.
   expect(owned(three, 'a', [four])).toBe(true)
+})
+
+it('answers with what its read found, within its window; then with what the read after it found', async () => {
+  const { targetIfOwn, attempt, found, clock } = harness()
+  const [one, two, three] = [attempt(1), attempt(2), attempt(3)]
+  expect(await targetIfOwn(one, 'a', [two, three])).toEqual({ url: 'https://one.example/' })
+  // Changed since (a PATCH, which answers only once this read's window is over): still what it found.
+  found.url = 'https://two.example/'
+  expect(targetIfOwn(two, 'a')).toEqual({ url: 'https://one.example/' })
+  clock.now += OWNERSHIP_WINDOW_MS
+  expect(await targetIfOwn(three, 'a')).toEqual({ url: 'https://two.example/' })
 })
 
 it('reads at most READ_AHEAD_ATTEMPTS queued behind the one asked about', async () => {

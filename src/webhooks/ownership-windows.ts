@@ -1,4 +1,3 @@
-import type { PreparedRead } from '../db/handle.js'
 import { batchByTurn } from '../db/turn-batch.js'
 
 /**
@@ -10,7 +9,7 @@ import { batchByTurn } from '../db/turn-batch.js'
  */
 export const OWNERSHIP_WINDOW_MS = 100
 
-/** What the asker of `isStillOwn` knows of an attempt: its id and its endpoint. */
+/** What the asker of `targetIfOwn` knows of an attempt: its id and its endpoint. */
 export type OwnedAsk = { id: number; endpoint: { id: number } }
 
 /** Attempts queued behind the one asked about that a read confirms with it, at most. */
@@ -55,33 +54,37 @@ export function lateReadWarner(
  * PostgreSQL's ownership reads, a round trip for many attempts instead of one before each. A read asks
  * about the attempt to start and up to READ_AHEAD_ATTEMPTS queued behind it (`queued`, in the order the
  * lane starts them); each it finds still pending and `owner`'s may start without another read for
- * OWNERSHIP_WINDOW_MS from when it was sent, and one asked about past half its window has the queue behind
- * it read again ahead, so a busy lane does not wait. Any other answer comes from a read sent after the
- * question (a "no" is never answered from an older read: an attempt given back may be taken again). A read
- * that answers after its window rejects with LateOwnershipRead. The attempts asked about in one turn of
- * the event loop are read together (`batchByTurn`), one round trip.
+ * OWNERSHIP_WINDOW_MS from when it was sent, with what that read found for it (`ownAmong` answers the
+ * attempts it found, each with its endpoint's target), and one asked about past half its window has the
+ * queue behind it read again ahead, so a busy lane does not wait. Any other answer comes from a read sent
+ * after the question (a "no" is never answered from an older read: an attempt given back may be taken
+ * again). A read that answers after its window rejects with LateOwnershipRead. The attempts asked about in
+ * one turn of the event loop are read together (`batchByTurn`), one round trip.
  */
-export function ownedInWindows(
-  ownAmong: PreparedRead<[ids: number[], owner: string], { id: number }>,
+export function ownedInWindows<T>(
+  ownAmong: (ids: number[], owner: string) => Promise<ReadonlyMap<number, T>>,
   now = () => performance.now(),
 ) {
-  const byOwner = new Map<string, OwnerReads>()
+  const byOwner = new Map<string, OwnerReads<T>>()
 
-  function readsOf(owner: string): OwnerReads {
+  function readsOf(owner: string): OwnerReads<T> {
     let state = byOwner.get(owner)
     if (state) return state
-    const confirmed = new Map<number, number>()
+    const confirmed = new Map<number, Found<T>>()
     let prunedAt = Number.NEGATIVE_INFINITY
     const read = batchByTurn(async (ids: number[]) => {
       const sentAt = now()
-      const own = new Set((await ownAmong(ids, owner)).map((row) => Number(row.id)))
+      const own = await ownAmong(ids, owner)
       // Past their window once there are many, at most once a window (many busy lanes keep many fresh).
       if (confirmed.size > KEPT_CONFIRMATIONS && sentAt - prunedAt >= OWNERSHIP_WINDOW_MS) {
         prunedAt = sentAt
-        for (const [id, at] of confirmed) if (sentAt - at >= OWNERSHIP_WINDOW_MS) confirmed.delete(id)
+        for (const [id, { at }] of confirmed) if (sentAt - at >= OWNERSHIP_WINDOW_MS) confirmed.delete(id)
       }
-      for (const id of own) confirmed.set(id, Math.max(confirmed.get(id) ?? sentAt, sentAt))
-      return new Map(ids.map((id) => [id, { sentAt, own: own.has(id) }]))
+      // Reads may answer out of order: what the one sent last found is kept.
+      for (const [id, value] of own) {
+        if ((confirmed.get(id)?.at ?? sentAt) <= sentAt) confirmed.set(id, { at: sentAt, value })
+      }
+      return new Map(ids.map((id) => [id, { sentAt, value: own.get(id) }]))
     })
     state = { confirmed, read, ahead: new Set() }
     byOwner.set(owner, state)
@@ -89,7 +92,7 @@ export function ownedInWindows(
   }
 
   /** The queue behind an attempt read again ahead, once at a time per endpoint. */
-  function readAhead(state: OwnerReads, endpointId: number, behind: readonly number[]): void {
+  function readAhead(state: OwnerReads<T>, endpointId: number, behind: readonly number[]): void {
     if (state.ahead.has(endpointId) || behind.length === 0) return
     state.ahead.add(endpointId)
     Promise.all(behind.map((id) => state.read(id)))
@@ -97,32 +100,39 @@ export function ownedInWindows(
       .finally(() => state.ahead.delete(endpointId))
   }
 
-  return (asked: OwnedAsk, owner: string, queued: readonly OwnedAsk[] = []): boolean | Promise<boolean> => {
+  return (
+    asked: OwnedAsk,
+    owner: string,
+    queued: readonly OwnedAsk[] = [],
+  ): T | undefined | Promise<T | undefined> => {
     const state = readsOf(owner)
     const behind = queued.slice(0, READ_AHEAD_ATTEMPTS).map((attempt) => attempt.id)
-    const at = state.confirmed.get(asked.id)
-    const age = at === undefined ? Number.POSITIVE_INFINITY : now() - at
-    if (age < OWNERSHIP_WINDOW_MS) {
+    const found = state.confirmed.get(asked.id)
+    const age = found === undefined ? Number.POSITIVE_INFINITY : now() - found.at
+    if (found && age < OWNERSHIP_WINDOW_MS) {
       state.confirmed.delete(asked.id)
       if (age > OWNERSHIP_WINDOW_MS / 2) readAhead(state, asked.endpoint.id, behind)
-      return true
+      return found.value
     }
     for (const id of behind) state.read(id).catch(() => {})
     return state.read(asked.id).then((answer) => {
       if (answer === undefined) throw new Error('the ownership read did not answer for the attempt')
       const took = now() - answer.sentAt
       if (took >= OWNERSHIP_WINDOW_MS) throw new LateOwnershipRead(took)
-      if (answer.own) state.confirmed.delete(asked.id)
-      return answer.own
+      if (answer.value !== undefined) state.confirmed.delete(asked.id)
+      return answer.value
     })
   }
 }
 
-type OwnerReads = {
-  /** Attempts found pending and the owner's, by when the read that found them was sent. */
-  confirmed: Map<number, number>
+/** An attempt a read found pending and the owner's: when that read was sent, and what it found. */
+type Found<T> = { at: number; value: T }
+
+type OwnerReads<T> = {
+  /** Attempts found pending and the owner's, by id. */
+  confirmed: Map<number, Found<T>>
   /** The next read: every attempt asked about in this turn, one round trip once the turn ends. */
-  read: (id: number) => Promise<{ sentAt: number; own: boolean } | undefined>
+  read: (id: number) => Promise<{ sentAt: number; value: T | undefined } | undefined>
   /** Endpoints whose queue is being read again ahead. */
   ahead: Set<number>
 }

@@ -30,7 +30,20 @@ export function signatureHeader(
 /** Replaced secrets that keep signing at once at most (each delivery then carries up to 4 signatures). */
 export const MAX_RETIRED_SECRETS = 3
 
+/** A secret a rotation replaced, signing too until its grace ends (`until`, ms). */
+export type RetiredSecret = { secret: string; until: number }
+
+/** The replaced secrets as stored (`retired_secrets`, JSON), oldest first. */
+export const parseRetiredSecrets = (json: string): RetiredSecret[] => JSON.parse(json) as RetiredSecret[]
+
 /** The replaced secrets (`retired_secrets`, JSON) whose grace has not ended at `now`, oldest first. */
-export function retiredSecrets(json: string, now: number): { secret: string; until: number }[] {
-  return (JSON.parse(json) as { secret: string; until: number }[]).filter((retired) => retired.until > now)
-}
+export const retiredSecrets = (json: string, now: number): RetiredSecret[] =>
+  inGrace(parseRetiredSecrets(json), now)
+
+const inGrace = (retired: readonly RetiredSecret[], now: number) => retired.filter((one) => one.until > now)
+
+/** The secrets that sign an attempt started at `now`: the current one and the replaced ones still in their grace. */
+export const signingSecrets = (
+  endpoint: { secret: string; retired: readonly RetiredSecret[] },
+  now: number,
+): string[] => [endpoint.secret, ...inGrace(endpoint.retired, now).map((one) => one.secret)]

@@ -24,7 +24,7 @@ export type Swept = 'none' | 'some' | 'more'
  * after it once none is pending: the deleted stay in the table for good. An ending (a DELETE, a disable, a 410, five days of failures) ends that many in its own
  * transaction (attempts.repository.ts `failPending`), so that none grows with a backlog (a hung
  * endpoint's may hold days of events); the dispatchers end the rest here. None of them is sent meanwhile:
- * nobody leases an ended endpoint, and a start first reads the endpoint enabled and live (`isStillOwn`).
+ * nobody leases an ended endpoint, and a start first reads the endpoint enabled and live (`targetIfOwn`).
  */
 export function createSweep(handle: DbHandle, clock: Clock) {
   const endpoints = createEndpointsRepository(handle)

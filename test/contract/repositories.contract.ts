@@ -156,7 +156,7 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       expect((await pets.findPetById(rex.id))?.pet.name).toBe('Max')
     })
 
-    test('the ownership read answers each attempt asked in one turn: pending, held by that owner, its endpoint enabled', async () => {
+    test('the ownership read answers each attempt asked in one turn: pending, held by that owner, its endpoint enabled, with its URL and secrets', async () => {
       const account = await keys.insertApiKey(key('hash-own'))
       const fields = { url: 'https://hooks.example/in', events: ['*'], description: null }
       const endpoints = createEndpointsRepository(handle)
@@ -187,13 +187,14 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
         ids.push(Number(id))
       }
       const claims = createClaimsRepository(handle)
-      const asked = [...ids, Math.max(...ids) + 1].map((id) => claims.isStillOwn(asking(id), 'a/1/x'))
-      expect(await Promise.all(asked)).toEqual([true, false, false, false, false])
-      expect(await claims.isStillOwn(asking(ids[1] as number), 'b/2/y')).toBe(true)
+      const asked = [...ids, Math.max(...ids) + 1].map((id) => claims.targetIfOwn(asking(id), 'a/1/x'))
+      const target = { url: fields.url, secret: 'whsec_a', retired: [] }
+      expect(await Promise.all(asked)).toEqual([target, undefined, undefined, undefined, undefined])
+      expect(await claims.targetIfOwn(asking(ids[1] as number), 'b/2/y')).toEqual(target)
       // Its endpoint disabled (its pending attempts not all ended yet: the sweep ends the rest), none is.
       await handle.write((trx) => endpoints.update(trx, endpoint.id, { status: 'disabled' }))
       const afterDisable = createClaimsRepository(handle)
-      expect(await afterDisable.isStillOwn(asking(ids[0] as number), 'a/1/x')).toBe(false)
+      expect(await afterDisable.targetIfOwn(asking(ids[0] as number), 'a/1/x')).toBeUndefined()
     })
 
     test('a take holds, per endpoint, up to its count of due attempts not yet the owner’s, oldest due first', async () => {
@@ -241,17 +242,26 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
           now: T0 + 10,
         }),
       )
-      // Oldest due first (then by id), with the endpoint's URL and secret and the event's body.
+      // Oldest due first (then by id), with the event's body; the URL and secrets are read at the start.
       expect(taken.map((claimed) => claimed.id)).toEqual([oldest, other, deadOwners])
-      expect(taken[0]).toMatchObject({
-        endpoint: { id: firstId, url: fields.url, secrets: ['whsec_a'] },
-        event: { seq, type: PING, object: '{}' },
+      expect(taken[0]).toEqual({
+        id: oldest,
+        attempt: 1,
+        redelivery: false,
+        endpoint: { id: firstId },
+        event: expect.objectContaining({ seq, type: PING, object: '{}' }),
       })
       const own = [oldest, held, deadOwners, beyondCount].map((id) =>
-        claims.isStillOwn({ id, endpoint: { id: firstId } }, 'a/1/x'),
+        claims.targetIfOwn({ id, endpoint: { id: firstId } }, 'a/1/x'),
       )
-      own.push(claims.isStillOwn({ id: other, endpoint: { id: secondId } }, 'a/1/x'))
-      expect(await Promise.all(own)).toEqual([true, true, true, false, true])
+      own.push(claims.targetIfOwn({ id: other, endpoint: { id: secondId } }, 'a/1/x'))
+      expect((await Promise.all(own)).map((target) => target?.secret)).toEqual([
+        'whsec_a',
+        'whsec_a',
+        'whsec_a',
+        undefined,
+        'whsec_b',
+      ])
     })
 
     test('keyset pages are in ascending id order after the cursor, optionally by status', async () => {

@@ -52,7 +52,7 @@ export async function endedAttempts(
     }))
     const ids = await db.insertInto('webhook_attempts').values(rows).returning('id').execute()
     part.forEach(({ endpointId, outcome }, index) => {
-      const endpoint = { id: endpointId, url: 'https://example/', secrets: [] }
+      const endpoint = { id: endpointId }
       const claimed = { id: Number(ids[index]?.id), attempt: 1, redelivery: false, endpoint, event }
       ended.push({ claimed, outcome })
     })

@@ -86,14 +86,14 @@ it('an attempt held for an endpoint disabled since is no longer its holder’s t
   await db.updateTable('webhook_attempts').set({ lease_token: owner }).where('id', '=', id).execute()
   const claims = createClaimsRepository(t.deps.database)
   const asked = { id, endpoint: { id: endpoint } }
-  expect(await claims.isStillOwn(asked, owner)).toBe(true)
+  expect(await claims.targetIfOwn(asked, owner)).toBeDefined()
   await db
     .updateTable('webhook_endpoints')
     .set({ status: 'disabled', disabled_reason: 'the endpoint answered 410 Gone' })
     .where('id', '=', endpoint)
     .execute()
   // A fresh repository: PostgreSQL's reads answer for a window, and this one has read nothing yet.
-  expect(await createClaimsRepository(t.deps.database).isStillOwn(asked, owner)).toBe(false)
+  expect(await createClaimsRepository(t.deps.database).targetIfOwn(asked, owner)).toBeUndefined()
 })
 
 it('re-enabling an endpoint disabled with a backlog ends every attempt from before', async (context) => {

@@ -34,26 +34,26 @@ async function heldAttempts(context: Parameters<typeof build>[0]) {
   const claims = createClaimsRepository(t.deps.database)
   const [first, queued] = rows.map((row) => ({ id: Number(row.id), endpoint: { id: Number(endpoint.id) } }))
   if (!first || !queued) throw new Error('two attempts were written')
-  expect(await claims.isStillOwn(first, OWNER, [queued])).toBe(true)
+  expect(await claims.targetIfOwn(first, OWNER, [queued])).toMatchObject({ url: 'https://hooks.example/in' })
   return { t, account, endpointId: endpointIdOf(Number(endpoint.id)), queued, claims }
 }
 
 it('an attempt a read found its dispatcher’s before a DELETE does not start once the DELETE has answered', async (context) => {
   const { t, account, endpointId, queued, claims } = await heldAttempts(context)
   await t.deps.webhookEndpoints.remove(account, endpointId)
-  expect(await claims.isStillOwn(queued, OWNER)).toBe(false)
+  expect(await claims.targetIfOwn(queued, OWNER)).toBeUndefined()
 })
 
 it('nor once a disabling PATCH has answered', async (context) => {
   const { t, account, endpointId, queued, claims } = await heldAttempts(context)
   await t.deps.webhookEndpoints.patch(account, endpointId, { status: 'disabled' })
-  expect(await claims.isStillOwn(queued, OWNER)).toBe(false)
+  expect(await claims.targetIfOwn(queued, OWNER)).toBeUndefined()
 })
 
 it('nor once an operator’s disable has answered', async (context) => {
   const { t, queued, claims } = await heldAttempts(context)
   expect(await t.deps.webhookEndpoints.disable(queued.endpoint.id, 'disabled by the operators')).toBe(true)
-  expect(await claims.isStillOwn(queued, OWNER)).toBe(false)
+  expect(await claims.targetIfOwn(queued, OWNER)).toBeUndefined()
 })
 
 /**

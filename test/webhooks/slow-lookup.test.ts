@@ -54,3 +54,25 @@ it("an attempt whose lookup outlasts a DELETE is not sent after the DELETE's 204
     .execute()
   expect(attempts).toEqual([{ status: 'failed', error: 'the endpoint was deleted' }])
 })
+
+it('an attempt whose lookup outlasts a PATCH of its URL goes to the new URL, looked up in turn', async () => {
+  const key = await t.issueKey()
+  const url = `http://slow.test:${receiver.port}/in`
+  const created = await t.api(key, 'POST', '/webhook_endpoints', { url, events: ['pet.created'] })
+  expect(created.status).toBe(201)
+  const endpoint = await created.json()
+  let answer!: () => void
+  const looking = new Promise<void>((resolve) => {
+    held = { looking: resolve, answered: new Promise((answered) => (answer = answered)) }
+  })
+  expect((await t.api(key, 'POST', '/pets', { name: 'Rex', categoryId: 1 })).status).toBe(201)
+  await looking
+  const moved = `http://hooks.test:${receiver.port}/moved`
+  expect((await t.api(key, 'PATCH', `/webhook_endpoints/${endpoint.id}`, { url: moved })).status).toBe(200)
+  held = undefined
+  answer()
+  const [got] = await receiver.waitFor(1)
+  await t.server.dispatcher.whenIdle()
+  expect(receiver.received).toHaveLength(1)
+  expect(got?.url).toBe('/moved')
+})

@@ -33,11 +33,14 @@ export function settlingStepOf(handle: DbHandle, owner: string, clock: Clock) {
   return { ...stepOver(handle, clock, owner, lanes), lanes }
 }
 
+/** What these lanes' ownership read finds: every attempt is still their own. */
+const target = { url: 'https://hooks.example/', secret: 'whsec_AA==', retired: [] }
+
 function lanesThatNeverStart() {
   return createLanes({
     maxInFlight: 8,
     run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
-    isStillOwn: () => true,
+    targetIfOwn: () => target,
     now: () => Date.now(),
     mayStart: () => false,
     started: () => {},
@@ -76,7 +79,7 @@ export function sendingStepOf(
       if (hangs(claimed.endpoint.id)) return new Promise(() => {})
       return Promise.resolve({ startedAt: clock.now(), httpStatus: 204, error: null, durationMs: 1 })
     },
-    isStillOwn: () => true,
+    targetIfOwn: () => target,
     now: () => clock.now(),
     mayStart: () => true,
     started: () => {},
