@@ -27,9 +27,10 @@ interface AttemptOptions {
 
 /**
  * On PostgreSQL, a lookup longer than this (one that asked DNS, not the cache) is followed by a second
- * ownership read before the POST: the first came before the lookup, and an ending that commits meanwhile
- * answers ENDING_MARGIN_MS (5) past the first read's window (endpoints.service.ts), which a shorter lookup
- * fits in. On SQLite an ending answers at once, and the read is in place: it is asked again after any.
+ * ownership read before the POST: the first came before the lookup, and an ending, a PATCH of the URL or a
+ * rotation that commits meanwhile answers READ_WINDOW_MARGIN_MS (5) past the first read's window
+ * (endpoints.service.ts), which a shorter lookup fits in. On SQLite they answer at once, and the read is
+ * in place: it is asked again after any.
  */
 export const RECHECK_AFTER_LOOKUP_MS = 1
 

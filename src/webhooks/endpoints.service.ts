@@ -23,8 +23,8 @@ import type { NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '
 export const MAX_ENDPOINTS_PER_ACCOUNT = 10
 /** Creations of one account serialise on this lock plus the account's id (PostgreSQL), for the cap. */
 const CREATE_LOCK_BASE = 2 ** 40
-/** What a DELETE or a disable waits beyond OWNERSHIP_WINDOW_MS on PostgreSQL (`endingAttempts`). */
-const ENDING_MARGIN_MS = 5
+/** What an answer waits beyond OWNERSHIP_WINDOW_MS on PostgreSQL (`outwaitReadWindows`). */
+const READ_WINDOW_MARGIN_MS = 5
 
 export const endpointIdOf = (id: number): string => `we_${id}`
 /** The number in a `we_…` id (the route's schema checked its shape). */
@@ -58,14 +58,15 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
    */
   const catchUp = createEventCatchUp(handle)
   /**
-   * Waited for after a commit that ended an endpoint's pending attempts (a DELETE, a disable), before
-   * answering: on PostgreSQL a dispatcher's read of them lets them start for OWNERSHIP_WINDOW_MS after it
-   * was sent (ownership-windows.ts), so after this wait none read before the commit starts. A few ms more:
-   * a timer may fire up to a millisecond early. SQLite's dispatchers read each attempt in place just
-   * before it starts: nothing to wait for.
+   * Waited for before answering, after a commit that changed what a dispatcher's pre-send read finds for
+   * an endpoint's attempts: it ended them (a DELETE, a disable), or changed where or how they are sent (a
+   * PATCH of the URL, a rotation). On PostgreSQL such a read lets them start, with the URL and secrets it
+   * found, for OWNERSHIP_WINDOW_MS after it was sent (ownership-windows.ts), so after this wait none read
+   * before the commit starts. A few ms more: a timer may fire up to a millisecond early. SQLite's
+   * dispatchers read each attempt in place just before it starts: nothing to wait for.
    */
-  const endingAttempts = (): Promise<void> =>
-    handle.dialect === 'postgres' ? delay(OWNERSHIP_WINDOW_MS + ENDING_MARGIN_MS) : Promise.resolve()
+  const outwaitReadWindows = (): Promise<void> =>
+    handle.dialect === 'postgres' ? delay(OWNERSHIP_WINDOW_MS + READ_WINDOW_MARGIN_MS) : Promise.resolve()
 
   /** The URL as the address rules judge it now: a 400 naming the reason when they refuse it. */
   async function judge(url: string): Promise<string> {
@@ -155,7 +156,8 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     })
     // Even when it was disabled already: the dispatcher's own disable (a 410, five days of failures) does
     // not wait, so attempts its reads confirmed may start for another window, and this 200 promises none.
-    if (changes.status === 'disabled') await endingAttempts()
+    // A new URL: none of those attempts starts to the one it replaced after the 200.
+    if (changes.status === 'disabled' || url !== undefined) await outwaitReadWindows()
     return patched
   }
 
@@ -189,12 +191,13 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
       await waitForFanOuts(handle, trx)
       await attempts.failPending(trx, row.id, 'the endpoint was deleted', now)
     })
-    await endingAttempts()
+    await outwaitReadWindows()
   }
 
   /**
    * A new secret, shown once. The one it replaces keeps signing too for `graceSeconds`, and so do older
-   * ones still in their own grace (the 3 newest); a grace of 0 ends every old secret at once.
+   * ones still in their own grace (the 3 newest); a grace of 0 ends every old secret at once: no attempt
+   * that starts after the answer is signed with it, queued ones included.
    */
   async function rotate(apiKeyId: number, id: string, graceSeconds: number) {
     const secret = newSecret()
@@ -211,6 +214,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
       const changes = { secret, retired_secrets: JSON.stringify(retired.slice(-MAX_RETIRED_SECRETS)) }
       return (await repository.update(trx, row.id, changes)) ?? row
     })
+    await outwaitReadWindows()
     return { ...toEndpoint(row), secret }
   }
 
@@ -239,7 +243,7 @@ export function createEndpointService(deps: { handle: DbHandle; clock: Clock; ru
     /** Disables any account's endpoint (operators); false when there is no such endpoint. */
     async disable(id: number, reason: string | null): Promise<boolean> {
       const disabled = await handle.write((trx) => disableIn(trx, id, reason, clock.now()))
-      if (disabled) await endingAttempts()
+      if (disabled) await outwaitReadWindows()
       return disabled
     },
   }

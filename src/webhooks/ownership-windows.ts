@@ -2,10 +2,11 @@ import { batchByTurn } from '../db/turn-batch.js'
 
 /**
  * How long one PostgreSQL read that attempts are still pending and a dispatcher's lets them start without
- * another. A DELETE, a disabling PATCH or an operator's disable answers only this long (and a little
- * more) after it commits (`endingAttempts`, endpoints.service.ts): a read sent before that commit lets its
- * attempts start until at most this long after it was sent, which is before the answer, so none of them
- * starts after it.
+ * another, with the endpoint's URL and secrets it found. A DELETE, a disabling PATCH, an operator's
+ * disable, a PATCH of the URL and a rotation answer only this long (and a little more) after they commit
+ * (`outwaitReadWindows`, endpoints.service.ts): a read sent before that commit lets its attempts start
+ * until at most this long after it was sent, which is before the answer, so none of them starts after it,
+ * nor with what the change replaced.
  */
 export const OWNERSHIP_WINDOW_MS = 100
 

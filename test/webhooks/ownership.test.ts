@@ -56,6 +56,24 @@ it('nor once an operator’s disable has answered', async (context) => {
   expect(await claims.targetIfOwn(queued, OWNER)).toBeUndefined()
 })
 
+it('an attempt a read found before a PATCH of its URL starts with the new URL once the PATCH has answered', async (context) => {
+  const { t, account, endpointId, queued, claims } = await heldAttempts(context)
+  // A public address written as such: judged without a lookup.
+  const url = 'https://93.184.216.34/moved'
+  await t.deps.webhookEndpoints.patch(account, endpointId, { url })
+  expect(await claims.targetIfOwn(queued, OWNER)).toMatchObject({ url })
+})
+
+it('an attempt a read found before a rotation with a grace of 0 starts signed by the new secret only once the rotation has answered', async (context) => {
+  const { t, account, endpointId, queued, claims } = await heldAttempts(context)
+  const { secret } = await t.deps.webhookEndpoints.rotate(account, endpointId, 0)
+  expect(await claims.targetIfOwn(queued, OWNER)).toEqual({
+    url: 'https://hooks.example/in',
+    secret,
+    retired: [],
+  })
+})
+
 /**
  * A fan-out that read the endpoint enabled before an ending committed, and committed after it, left a
  * pending attempt the ending never saw (PostgreSQL, where the two run side by side), and the endpoint's
