@@ -12,15 +12,33 @@ import type { Clock } from '../src/clock.js'
 import { loadConfig } from '../src/config.js'
 import { createDeps, type Deps } from '../src/deps.js'
 
+/**
+ * A clock that moves only when told. Its monotonic reading starts at the wall clock's and moves with it
+ * as time passes (`advance`, `set` forward), so a test that only lets time pass sees one time;
+ * `stepWall` sets the wall clock alone, as NTP or a VM's resume does.
+ */
 export class FakeClock implements Clock {
-  constructor(private current = Date.UTC(2027, 0, 1)) {}
+  private elapsed: number
+  constructor(private current = Date.UTC(2027, 0, 1)) {
+    this.elapsed = current
+  }
   now(): number {
     return this.current
   }
-  set(ms: number): void {
-    this.current = ms
+  monotonic(): number {
+    return this.elapsed
   }
+  /** Time passes up to `ms`; an earlier `ms` sets the wall clock back alone (time never runs backwards). */
+  set(ms: number): void {
+    this.advance(ms - this.current)
+  }
+  /** Time passes (a negative `ms` sets the wall clock back alone). */
   advance(ms: number): void {
+    this.current += ms
+    this.elapsed += Math.max(0, ms)
+  }
+  /** The wall clock is set `ms` later (earlier when negative) while no time passes. */
+  stepWall(ms: number): void {
     this.current += ms
   }
 }

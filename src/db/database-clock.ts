@@ -16,26 +16,29 @@ export async function databaseNow(handle: Pick<DbHandle, 'dialect'>, trx: Db, cl
 }
 
 /**
- * The database's time, estimated between reads from this host's clock: for the reads that decide whether a
- * transaction is worth starting (is an attempt due, a lease lapsed), which must judge by the clock the
- * transaction will, however far this host's clock is off. The offset is learnt from every transaction
- * that read the database's time (`learn`), and read afresh when older than `refreshMs`.
+ * The database's time, estimated between reads from this process's monotonic clock: for the reads that
+ * decide whether a transaction is worth starting (is an attempt due, a lease lapsed), which must judge by
+ * the clock the transaction will, however far this host's clock is off. The offset is learnt from every
+ * transaction that read the database's time (`learn`), and read afresh when older than `refreshMs`. It is
+ * an offset to the monotonic clock, not the wall clock: one set back by a minute made the estimate a
+ * minute late until a step's write learnt it again, and held its refresh off for as long.
  */
 export function createDatabaseClock(handle: DbHandle, clock: Clock, refreshMs = 10_000) {
   let offset = 0
   let learntAt = Number.NEGATIVE_INFINITY
-  /** `databaseMs` was read by a query sent at `sentAt`: taken as the middle of its round trip. */
+  /** `databaseMs` was read by a query sent at `sentAt` (`clock.monotonic()`): the middle of its round trip. */
   const learn = (databaseMs: number, sentAt: number): void => {
-    learntAt = clock.now()
-    offset = Math.round(databaseMs - (sentAt + learntAt) / 2)
+    learntAt = clock.monotonic()
+    offset = databaseMs - (sentAt + learntAt) / 2
   }
   return {
     learn,
+    /** Whole milliseconds, as the stored times it is compared with. */
     async now(): Promise<number> {
       if (handle.dialect === 'sqlite') return clock.now()
-      const sentAt = clock.now()
+      const sentAt = clock.monotonic()
       if (sentAt - learntAt >= refreshMs) learn(await databaseNow(handle, handle.db, clock), sentAt)
-      return clock.now() + offset
+      return Math.round(clock.monotonic() + offset)
     },
   }
 }

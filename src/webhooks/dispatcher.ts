@@ -36,9 +36,10 @@ export interface DispatcherDeps {
   timeoutMs: number
   retryScale: number
   /**
-   * Due times, leases and idle times are read from it (on SQLite it is the database's clock; on
-   * PostgreSQL the database's own is): the tests' fake clock decides when a retry is due. Steps are
-   * timed by real timers.
+   * Due times and leases are read from its wall clock (on SQLite it is the database's clock; on
+   * PostgreSQL the database's own is), the lease fence, lanes' idle and held times from its monotonic
+   * one: the tests' fake clock decides when a retry is due and when a lease is renewed. Steps are timed
+   * by real timers.
    */
   clock: Clock
   /** Told of every attempt's end, and of the commit-to-first-attempt lag. */
@@ -85,7 +86,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const target = claims.targetIfOwn(claimed, owner, queued)
       return target instanceof Promise ? target.catch(warnIfLate) : target
     },
-    now: () => clock.now(),
+    now: () => clock.monotonic(),
     mayStart: () => !stopping && steps.surelyHeld(),
     started: (claimed: ClaimedAttempt) => {
       if (claimed.attempt === 1 && !claimed.redelivery) {
@@ -113,9 +114,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   /** Runs a step soon (within `delayMs`), never two at once. */
   function wake(delayMs: number): void {
-    if (halted || Date.now() + delayMs >= timerDue) return
+    if (halted || performance.now() + delayMs >= timerDue) return
     clearTimeout(timer)
-    timerDue = Date.now() + delayMs
+    timerDue = performance.now() + delayMs
     timer = setTimeout(() => {
       timerDue = Number.POSITIVE_INFINITY
       void run()

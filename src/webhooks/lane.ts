@@ -154,7 +154,7 @@ export interface Lane {
   idleSince: number | undefined
   /** Attempts started since the last step asked what it wants (`wants`): its queue's size follows it. */
   startedSinceStep: number
-  /** When it was leased (the step's clock). */
+  /** When it was leased (the dispatcher's monotonic clock, as `idleSince`). */
   leasedAt: number
   /** Making room for endpoints that wait (`lanes.rotate`): refilled no more, let go once idle. */
   rotating: boolean
@@ -184,7 +184,7 @@ export interface LanesOptions {
     claimed: ClaimedAttempt,
     queued: readonly ClaimedAttempt[],
   ): EndpointTarget | undefined | Promise<EndpointTarget | undefined>
-  /** The dispatcher's clock (idle times). */
+  /** The dispatcher's monotonic clock (idle and held times: intervals, never stored). */
   now(): number
   /** Whether this instance's leases are surely still its own (false after a freeze, until renewed). */
   mayStart(): boolean

@@ -26,7 +26,8 @@ export const LEASE_MS = 5_000
 /**
  * Leases are renewed this often; an instance that could not renew for LEASE_MS - RENEW_MS starts nothing
  * and hangs up on its requests in flight (dispatcher.ts looks every FENCE_CHECK_MS), a second before
- * another instance may take its endpoints over.
+ * another instance may take its endpoints over. Both are measured on this process's monotonic clock (and on
+ * SQLite's, the host's wall clock, when that was set forward: `sinceRenewal`).
  */
 export const RENEW_MS = 1_000
 /** Endpoints one instance sends to at once. */
@@ -79,8 +80,13 @@ export function createStep(deps: StepDeps) {
   const upkeep = createUpkeep(handle, clock)
   /** What the plan's reads judge due times and leases by: the database's clock, as the transaction does. */
   const databaseClock = createDatabaseClock(handle, clock)
-  /** Local time of the start of the last step that renewed every lease (or, holding none, leased some). */
-  let renewedAt = 0
+  /**
+   * When the last step that renewed every lease (or, holding none, leased some) started, on this process's
+   * monotonic clock and on the database's. Not on this host's wall clock (but where it is the database's):
+   * set back, it kept the step from renewing and the fence sure of leases that had lapsed, while another
+   * instance took them over.
+   */
+  let renewed = { at: Number.NEGATIVE_INFINITY, databaseAt: Number.NEGATIVE_INFINITY }
   /**
    * Attempts taken out of the lanes of ended endpoints (their account's key revoked or expired, or deleted
    * or disabled), for the next step to end unsent, with why, rather than send them in turn.
@@ -95,13 +101,25 @@ export function createStep(deps: StepDeps) {
   let unsure = false
 
   /**
+   * How long since the last renewal started, on the monotonic clock. On SQLite the database's clock, which
+   * the leases lapse by, is this host's wall clock: set forward, it ends them early for every process on
+   * the host, so there the longer of the two counts.
+   */
+  function sinceRenewal(at = clock.monotonic(), databaseAt = clock.now()): number {
+    const passed = at - renewed.at
+    return handle.dialect === 'sqlite' ? Math.max(passed, databaseAt - renewed.databaseAt) : passed
+  }
+
+  /**
    * What a step has to do, from cheap reads (each a hint: the transaction judges on the database's
    * clock); undefined when nothing.
    */
   async function plan(claim: boolean) {
-    const startedAt = clock.now()
+    // Lanes' idle and held times, and the renewal's, on the monotonic clock; due times and leases on the
+    // database's.
+    const startedAt = clock.monotonic()
     const dbNow = await databaseClock.now()
-    const renew = (lanes.size > 0 && startedAt - renewedAt >= RENEW_MS) || unsure
+    const renew = (lanes.size > 0 && sinceRenewal(startedAt, dbNow) >= RENEW_MS) || unsure
     // Leasing renews nothing already held: it dates this instance's leases only when it held none.
     const noneHeld = lanes.size === 0
     const fan = claim && (await events.anyWaiting()) ? await fanOut.demand(dbNow, lanes.held()) : undefined
@@ -129,7 +147,7 @@ export function createStep(deps: StepDeps) {
     const toEnd = unqueued
     unqueued = []
     const more = takeable.length > turn.size || lanes.endedCount > 0
-    const work = { ended, hungUp, toEnd, startedAt, renew, noneHeld, fan, acquire, idle, wants, more }
+    const work = { ended, hungUp, toEnd, startedAt, dbNow, renew, noneHeld, fan, acquire, idle, wants, more }
     const due = wants.length > 0 || hungUp.length > 0 || toEnd.length > 0
     return ended.length > 0 || renew || fan || acquire || due || idle.length > 0 ? work : undefined
   }
@@ -137,7 +155,7 @@ export function createStep(deps: StepDeps) {
 
   /**
    * Lanes held longest make room for the endpoints that wait; their queued attempts go back (`toEnd`).
-   * `now` is this host's time (a lane's), `dbNow` the database's (an endpoint's).
+   * `now` is this process's monotonic time (a lane's), `dbNow` the database's (an endpoint's).
    */
   async function makeRoom(now: number, dbNow: number): Promise<void> {
     const waiting = await leases.waitingSince(dbNow - HOLD_MS, ENDPOINTS_PER_STEP)
@@ -152,7 +170,7 @@ export function createStep(deps: StepDeps) {
   function write(work: Plan) {
     const { ended, wants, idle } = work
     return handle.write(async (trx) => {
-      const sentAt = clock.now()
+      const sentAt = clock.monotonic()
       const now = await databaseNow(handle, trx, clock)
       databaseClock.learn(now, sentAt)
       // Endpoint rows before their attempts, the order a disabling PATCH or a DELETE takes them in, and
@@ -225,7 +243,8 @@ export function createStep(deps: StepDeps) {
       throw error
     })
     unsure = false
-    if (work.renew || (work.acquire && work.noneHeld)) renewedAt = work.startedAt
+    if (work.renew || (work.acquire && work.noneHeld))
+      renewed = { at: work.startedAt, databaseAt: work.dbNow }
     for (const outcome of result.settled) deps.observe?.settled(outcome)
     const held = new Set(result.held)
     lanes.remove([...result.letGo, ...lanes.ids().filter((id) => !held.has(id))])
@@ -249,6 +268,6 @@ export function createStep(deps: StepDeps) {
   return {
     step,
     /** Whether the leases are surely still this instance's (renewed less than LEASE_MS - RENEW_MS ago). */
-    surelyHeld: () => clock.now() - renewedAt < LEASE_MS - RENEW_MS,
+    surelyHeld: () => sinceRenewal() < LEASE_MS - RENEW_MS,
   }
 }

@@ -32,9 +32,11 @@ export function createSweep(handle: DbHandle, clock: Clock) {
   let lookedAt = Number.NEGATIVE_INFINITY
 
   return async function sweep(): Promise<Swept> {
+    // An interval of this process: on the wall clock, one set back would hold the sweep up as long.
+    const at = clock.monotonic()
+    if (at - lookedAt < SWEEP_EVERY_MS) return 'none'
+    lookedAt = at
     const now = clock.now()
-    if (now - lookedAt < SWEEP_EVERY_MS) return 'none'
-    lookedAt = now
     const ended = await endpoints.endedWithPending(SWEEP_ENDPOINTS)
     if (ended.length === 0) {
       const done = await endpoints.sweptOut(now, SWEEP_ENDPOINTS)

@@ -195,7 +195,7 @@ test('a step letting idle lanes go, without renewing, waits for its lowest endpo
   const { account, low, high } = await twoEndpoints()
   const owner = await leasedToOne()
   let now = Date.now()
-  const clock = { now: () => now }
+  const clock = { now: () => now, monotonic: () => now }
   // Lanes with nothing to send since half a LINGER_MS before the first step, which renews (it never has).
   const step = stepOf(
     handle,

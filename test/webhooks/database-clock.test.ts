@@ -20,7 +20,7 @@ it.runIf(onServices)(
     const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
     const dueNow = await databaseNow(handle, handle.db, t.clock)
     await endpointsWithDueAttempts(handle.db, account, 1, dueNow)
-    const behind = { now: () => Date.now() - 3_000 }
+    const behind = { now: () => Date.now() - 3_000, monotonic: () => performance.now() }
     await stepOf(handle, ownerIdOf(randomUUID()), [], behind).step(true)
     const row = await handle.db
       .selectFrom('webhook_endpoints')

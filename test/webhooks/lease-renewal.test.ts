@@ -1,7 +1,10 @@
-import { expect, it } from 'vitest'
+import { randomUUID } from 'node:crypto'
+import { expect, it, type TestContext } from 'vitest'
+import { databaseNow } from '../../src/db/database-clock.js'
+import { ownerIdOf } from '../../src/webhooks/owner.js'
 import { LEASE_MS, RENEW_MS } from '../../src/webhooks/step.js'
 import { build, onServices } from '../helpers.js'
-import { endpointRow, insertEndpointRows } from './harness.js'
+import { endpointRow, endpointsWithDueAttempts, insertEndpointRows } from './harness.js'
 import { stepOf } from './step-harness.js'
 
 /**
@@ -48,3 +51,57 @@ it.skipIf(onServices)(
     expect(step.surelyHeld()).toBe(false)
   },
 )
+
+/**
+ * A step that has just leased an endpoint (its attempt queued in a lane that never sends), on a FakeClock;
+ * the lease's end as stored.
+ */
+async function holdingOneLease(context: TestContext) {
+  const t = await build(context)
+  const handle = t.deps.database
+  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  await endpointsWithDueAttempts(handle.db, account, 1, await databaseNow(handle, handle.db, t.clock))
+  const step = stepOf(handle, ownerIdOf(randomUUID()), [], t.clock)
+  while ((await step.step(true)).busy) {}
+  expect(step.surelyHeld()).toBe(true)
+  const leaseUntil = async () =>
+    Number(
+      (await handle.db.selectFrom('webhook_endpoints').select('lease_until').executeTakeFirstOrThrow())
+        .lease_until,
+    )
+  return { t, step, leaseUntil, databaseNow: () => databaseNow(handle, handle.db, t.clock) }
+}
+
+/**
+ * Leases lapse by the database's clock, which passes as time does whatever this host's clock is set to
+ * (NTP, a VM's resume). Timed by the host's clock, a step whose clock was set back a minute renewed
+ * nothing for a minute and stayed sure of its leases meanwhile: on PostgreSQL another instance took its
+ * endpoints over 5 s on and sent beside it.
+ */
+it('renews on time, and stops being sure of its leases on time, after the host clock is set back a minute', async (context) => {
+  const { t, step, leaseUntil, databaseNow } = await holdingOneLease(context)
+  t.clock.stepWall(-60_000)
+  t.clock.advance(RENEW_MS)
+  const before = await databaseNow()
+  await step.step(true)
+  const after = await databaseNow()
+  expect(await leaseUntil()).toBeGreaterThanOrEqual(before + LEASE_MS)
+  expect(await leaseUntil()).toBeLessThanOrEqual(after + LEASE_MS)
+  t.clock.advance(LEASE_MS - RENEW_MS - 1)
+  expect(step.surelyHeld()).toBe(true)
+  t.clock.advance(1)
+  expect(step.surelyHeld()).toBe(false)
+})
+
+/**
+ * On SQLite the database's clock is this host's: set forward, it brings the leases' end nearer for every
+ * process sharing the file, so the step is no longer sure of them and renews at once. On PostgreSQL the
+ * server's clock did not move: the leases last as long as they did, and nothing is hung up on.
+ */
+it('is no longer sure of its leases after the host clock is set forward only where it is the database’s (SQLite)', async (context) => {
+  const { t, step } = await holdingOneLease(context)
+  t.clock.stepWall(LEASE_MS - RENEW_MS)
+  expect(step.surelyHeld()).toBe(onServices)
+  await step.step(true)
+  expect(step.surelyHeld()).toBe(true)
+})

@@ -7,16 +7,17 @@ import { createStep } from '../../src/webhooks/step.js'
 
 /**
  * A dispatcher's step for `owner` over `handle`, with lanes that never start an attempt, holding `held`
- * (idle since `idleSince`), on `clock`: the step's transactions alone, without a dispatcher's loop.
+ * (idle since `idleSince`, on the clock's monotonic time), on `clock`: the step's transactions alone,
+ * without a dispatcher's loop.
  */
 export function stepOf(
   handle: DbHandle,
   owner: string,
   held: { id: number; accountId: number }[],
   clock: Clock = systemClock,
-  idleSince = Date.now(),
+  idleSince = clock.monotonic(),
 ) {
-  const lanes = lanesThatNeverStart()
+  const lanes = lanesThatNeverStart(clock)
   lanes.add(
     held.map((row) => ({ ...row, failuresInRow: 0 })),
     idleSince,
@@ -29,19 +30,19 @@ export function stepOf(
  * start an attempt: what a test gives back to them (`giveBackEnded`) is what the steps write down.
  */
 export function settlingStepOf(handle: DbHandle, owner: string, clock: Clock) {
-  const lanes = lanesThatNeverStart()
+  const lanes = lanesThatNeverStart(clock)
   return { ...stepOver(handle, clock, owner, lanes), lanes }
 }
 
 /** What these lanes' ownership read finds: every attempt is still their own. */
 const target = { url: 'https://hooks.example/', secret: 'whsec_AA==', retired: [] }
 
-function lanesThatNeverStart() {
+function lanesThatNeverStart(clock: Clock) {
   return createLanes({
     maxInFlight: 8,
     run: async () => ({ startedAt: 0, httpStatus: 204, error: null, durationMs: 1 }),
     targetIfOwn: () => target,
-    now: () => Date.now(),
+    now: () => clock.monotonic(),
     mayStart: () => false,
     started: () => {},
     ended: () => {},
@@ -80,7 +81,7 @@ export function sendingStepOf(
       return Promise.resolve({ startedAt: clock.now(), httpStatus: 204, error: null, durationMs: 1 })
     },
     targetIfOwn: () => target,
-    now: () => clock.now(),
+    now: () => clock.monotonic(),
     mayStart: () => true,
     started: () => {},
     ended: () => {},
