@@ -104,7 +104,10 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
     /**
      * Writes down attempts that ended (all `owner`'s); how each one counts for the metrics, in order. A
      * success ends its endpoint's failing streak and closes its circuit (once per endpoint), also when
-     * other attempts to it failed in the same step.
+     * other attempts to it failed in the same step. One that an ending (a disable, a DELETE) failed while
+     * it was in flight is written as it came and ends there: no retry, and its endpoint's streak does not
+     * move. A re-enable since has reset that streak and ended everything from before it; retried, such a
+     * failure was sent again after the re-enable's answer.
      */
     async settleAll(trx: Db, ended: readonly EndedAttempt[], owner: string, now: number): Promise<Settled[]> {
       const written = await attempts.writeOutcomes(
@@ -112,7 +115,7 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
         owner,
         ended.map(({ claimed, outcome }) => ({ id: claimed.id, outcome })),
       )
-      const kept = ended.filter(({ claimed }) => written.has(claimed.id))
+      const kept = ended.filter(({ claimed }) => written.pending.has(claimed.id))
       const failures = await afterFailures(
         trx,
         kept.filter(({ outcome }) => outcome.error !== null),
@@ -120,10 +123,11 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
       )
       const succeeded = kept.filter(({ outcome }) => outcome.error === null)
       await circuits.closeCircuits(trx, [...new Set(succeeded.map(({ claimed }) => claimed.endpoint.id))])
-      // `failures` follows the failed attempts in the order of `ended`.
+      // `failures` follows the failed attempts of `kept` in the order of `ended`.
       let failure = 0
       return ended.map(({ claimed, outcome }): Settled => {
-        if (!written.has(claimed.id)) return 'lost'
+        if (written.ended.has(claimed.id)) return outcome.error === null ? 'succeeded' : 'failed'
+        if (!written.pending.has(claimed.id)) return 'lost'
         return outcome.error === null ? 'succeeded' : (failures[failure++] ?? 'failed')
       })
     },

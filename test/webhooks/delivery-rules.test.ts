@@ -169,6 +169,44 @@ describe('delivery rules', () => {
     expect(JSON.parse(got?.body ?? '').data.object.name).toBe('seen')
   })
 
+  it('does not retry an attempt in flight across a disable and a re-enable: nothing from before the re-enable is sent after it', async () => {
+    let answer = () => {}
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve
+    })
+    // The first request fails, once the test lets it end; the rest succeed at once.
+    const { t, receiver, key, endpoint, createPet, read } = await setUp({}, (request) =>
+      request === receiver.received[0] ? { status: 500, until: answered } : { status: 200 },
+    )
+    const path = `/webhook_endpoints/${endpoint.id}`
+    await createPet('in flight')
+    await receiver.waitFor(1)
+    expect((await t.api(key, 'PATCH', path, { status: 'disabled' })).status).toBe(200)
+    expect((await t.api(key, 'PATCH', path, { status: 'enabled' })).status).toBe(200)
+    answer()
+    // Its outcome written as it came, not retried (retries are due 5 ms on here), and the streak the
+    // re-enable reset not started again.
+    await expect.poll(() => read(`${path}/deliveries`)).toMatchObject([{ attempt: 1, httpStatus: 500 }])
+    await t.server.dispatcher.whenIdle()
+    expect(await read(`${path}/deliveries`)).toMatchObject([
+      { attempt: 1, status: 'failed', httpStatus: 500 },
+    ])
+    expect(receiver.received).toHaveLength(1)
+    const streak = await t.deps.database.db
+      .selectFrom('webhook_endpoints')
+      .select(['failures_in_row', 'failing_since'])
+      .executeTakeFirstOrThrow()
+    expect(streak).toEqual({ failures_in_row: 0, failing_since: null })
+    // What commits after the re-enable is sent, and only that.
+    await createPet('after')
+    await receiver.waitFor(2)
+    await t.server.dispatcher.whenIdle()
+    expect(receiver.received.map((got) => JSON.parse(got.body).data.object.name)).toEqual([
+      'in flight',
+      'after',
+    ])
+  })
+
   it.skipIf(onServices)(
     'retries on the schedule and never before, gives up after 8 attempts, and disables an endpoint whose deliveries all failed for 5 days',
     async () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { beforeEach, expect, it } from 'vitest'
+import { endpointIdOf } from '../../src/webhooks/endpoints.service.js'
 import { ownerIdOf } from '../../src/webhooks/owner.js'
 import { FAILING_DISABLES_AFTER_MS } from '../../src/webhooks/schedule.js'
 import { createSettler } from '../../src/webhooks/settle.js'
@@ -13,21 +14,26 @@ import { answered, endedAttempts, endpointsOf } from './ended-harness.js'
  */
 
 let t: TestApp
+let account: number
 let ids: number[]
 let now: number
 const owner = ownerIdOf(randomUUID())
 
 beforeEach(async (context) => {
   t = await build(context)
-  const account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
+  account = (await t.deps.apiKeys.verifyApiKey(await t.issueKey())).id
   now = t.clock.now()
   ids = await endpointsOf(t.deps.database.db, account, 4, now)
 })
 
-/** Writes down attempts to endpoint `ids[n]` that ended with these answers, in one step; how each counts. */
+/**
+ * Writes down attempts to endpoint `ids[n]` that ended with these answers, in one step, after `meanwhile`
+ * (what happened while they were in flight); how each counts.
+ */
 async function settle(
   answers: readonly [n: number, httpStatus: number, startedAt?: number][],
   holder = owner,
+  meanwhile = async () => {},
 ) {
   const ended = await endedAttempts(
     t.deps.database.db,
@@ -38,6 +44,7 @@ async function settle(
     })),
     now,
   )
+  await meanwhile()
   const settler = createSettler(t.deps.database, { retryScale: 1 })
   return t.deps.database.write((trx) => settler.settleAll(trx, ended, owner, now))
 }
@@ -125,4 +132,44 @@ it('writes nothing of an attempt another dispatcher took over, and counts it los
   expect(settled).toEqual(['lost'])
   expect(await endpoint(3)).toMatchObject({ failures_in_row: 0, failing_since: null })
   expect(await pendingOf(3)).toEqual([1])
+})
+
+it('writes an attempt that a disable ended while it was in flight as it came, and nothing follows it, though a re-enable came before its end', async () => {
+  const disabledAndEnabled = async () => {
+    for (const n of [0, 1]) {
+      for (const status of ['disabled', 'enabled'] as const)
+        await t.deps.webhookEndpoints.patch(account, endpointIdOf(ids[n] ?? 0), { status })
+    }
+    // Endpoint 1 failed twice since its re-enable: its new streak.
+    await t.deps.database.db
+      .updateTable('webhook_endpoints')
+      .set({ failures_in_row: 2, failing_since: now - 5 })
+      .where('id', '=', ids[1] ?? 0)
+      .execute()
+  }
+  expect(
+    await settle(
+      [
+        [0, 500],
+        [1, 204],
+      ],
+      owner,
+      disabledAndEnabled,
+    ),
+  ).toEqual(['failed', 'succeeded'])
+  // Not retried, and neither streak moved: the failure does not start endpoint 0's, the success does not
+  // end endpoint 1's.
+  expect(await pendingOf(0)).toEqual([])
+  expect(await endpoint(0)).toMatchObject({ status: 'enabled', failures_in_row: 0, failing_since: null })
+  expect(await endpoint(1)).toMatchObject({ status: 'enabled', failures_in_row: 2, failing_since: now - 5 })
+  // The delivery log shows each as it came, held by nobody.
+  const rows = await t.deps.database.db
+    .selectFrom('webhook_attempts')
+    .select(['status', 'http_status', 'lease_token'])
+    .orderBy('id')
+    .execute()
+  expect(rows).toEqual([
+    { status: 'failed', http_status: 500, lease_token: null },
+    { status: 'succeeded', http_status: 204, lease_token: null },
+  ])
 })
