@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { type ClaimedAttempt, createAttemptsRepository } from './attempts.repository.js'
-import { createEndpointsRepository, type EndedEndpointRow, type EndingRow } from './endpoints.repository.js'
+import { createEndingsRepository, type EndedEndpointRow, type EndingRow } from './endings.repository.js'
 
 /**
  * Why an account's key no longer works at `now`, as its endpoints say it ("the account's key was
@@ -40,7 +40,7 @@ function endedReason(row: EndedEndpointRow, now: number): string {
  *   wait for fan-outs in flight as an answered one does), so it is never sent, nor after a re-enable.
  */
 export function createEndedEndpoints(handle: DbHandle) {
-  const endpoints = createEndpointsRepository(handle)
+  const endings = createEndingsRepository(handle)
   const attempts = createAttemptsRepository(handle)
 
   /** `taken` without the attempts of ended endpoints, which are written down as failed. */
@@ -51,7 +51,7 @@ export function createEndedEndpoints(handle: DbHandle) {
   ): Promise<ClaimedAttempt[]> {
     if (taken.length === 0) return []
     const ids = [...new Set(taken.map((claimed) => claimed.endpoint.id))]
-    const ended = await endpoints.endedIn(trx, ids, now)
+    const ended = await endings.endedIn(trx, ids, now)
     if (ended.length === 0) return [...taken]
     const reasons = new Map(ended.map((row) => [row.id, endedReason(row, now)]))
     for (const [endpointId, reason] of reasons) {

@@ -1,8 +1,7 @@
-import { type ExpressionBuilder, type Selectable, sql } from 'kysely'
-import type { Database, Db, WebhookEndpointsTable } from '../db/database.js'
+import { type Selectable, sql } from 'kysely'
+import type { Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { lastEventSeq } from '../events/events.repository.js'
-import { PENDING } from './attempts.repository.js'
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>
 
@@ -26,44 +25,12 @@ export interface Taker {
 
 export type EndpointsRepository = ReturnType<typeof createEndpointsRepository>
 
-/** An endpoint deleted or disabled, with why. */
-export type EndingRow = Pick<EndpointRow, 'id' | 'status' | 'deleted_at' | 'disabled_reason'>
-/** An endpoint whose attempts are no longer sent, with why (`endedIn`). */
-export type EndedEndpointRow = EndingRow & {
-  revoked_at: number | null
-  expires_at: number | null
-}
-
 /**
  * `status = 'enabled'`, written as a constant: with `deleted_at is null`, the condition of the index the
  * dispatchers read enabled endpoints along (`webhook_endpoints_enabled`), which SQLite uses only when a
  * query states it in the same terms (a bound parameter is not known to equal it).
  */
 export const ENABLED = sql.lit('enabled')
-
-type EndpointAsE = ExpressionBuilder<Database & { e: WebhookEndpointsTable }, 'e'>
-
-/** Deleted or disabled (endpoint `e`). */
-const ended = (eb: EndpointAsE) =>
-  eb.or([eb('e.deleted_at', 'is not', null), eb('e.status', '<>', 'enabled')])
-
-/** Endpoint `e`'s pending attempts. */
-const pendingOf = (eb: EndpointAsE) =>
-  eb
-    .selectFrom('webhook_attempts as a')
-    .select('a.id')
-    .whereRef('a.endpoint_id', '=', 'e.id')
-    .where('a.status', '=', PENDING)
-
-/** Marked for the sweep, and done with: past `sweep_until` with nothing pending, or enabled again. */
-const sweptOut = (now: number) => (eb: EndpointAsE) =>
-  eb.and([
-    eb('e.sweep_until', 'is not', null),
-    eb.or([
-      eb.and([eb('e.sweep_until', '<', now), eb.not(eb.exists(pendingOf(eb)))]),
-      eb.and([eb('e.status', '=', ENABLED), eb('e.deleted_at', 'is', null)]),
-    ]),
-  ])
 
 /**
  * The SQL for webhook endpoints, but for their lease columns (`lease_owner`, `lease_until`), which
@@ -244,76 +211,6 @@ export function createEndpointsRepository(handle: DbHandle) {
         .select(['k.revoked_at as key_revoked_at', 'k.expires_at as key_expires_at'])
         .where('e.deleted_at', 'is', null)
         .orderBy('e.id')
-        .execute(),
-    /**
-     * Up to `limit` endpoints deleted or disabled that still have pending attempts, ascending id (a
-     * dispatcher ends those attempts: sweep.ts). Only those an ending marked (`sweep_until`): the deleted
-     * ones stay in the table for good, and this read must not grow with them.
-     */
-    endedWithPending: (limit: number): Promise<EndingRow[]> =>
-      handle.db
-        .selectFrom('webhook_endpoints as e')
-        .select(['e.id', 'e.status', 'e.deleted_at', 'e.disabled_reason'])
-        .where('e.sweep_until', 'is not', null)
-        .where(ended)
-        .where((eb) => eb.exists(pendingOf(eb)))
-        .orderBy('e.id')
-        .limit(limit)
-        .execute(),
-    /**
-     * Up to `limit` marked endpoints the sweep may let go of (sweep.ts): their `sweep_until` has passed
-     * with none of their attempts pending, or they were enabled again.
-     */
-    sweptOut: async (now: number, limit: number): Promise<number[]> =>
-      (
-        await handle.db
-          .selectFrom('webhook_endpoints as e')
-          .select('e.id')
-          .where(sweptOut(now))
-          .limit(limit)
-          .execute()
-      ).map((row) => row.id),
-    /** Unmarks those of endpoints `ids` still `sweptOut` at `now`, in `trx`. */
-    async letGo(trx: Db, ids: readonly number[], now: number): Promise<void> {
-      await trx
-        .updateTable('webhook_endpoints as e')
-        .set({ sweep_until: null })
-        .where('e.id', 'in', [...ids])
-        .where(sweptOut(now))
-        .execute()
-    },
-    /**
-     * Of endpoints `ids`, those still deleted or disabled, their rows locked to the end of `trx` in id
-     * order (PostgreSQL; SQLite has one writer at a time), skipping rows another transaction holds: a
-     * re-enable, or a step, which locks the rows it touches before their attempts (sweep.ts).
-     */
-    lockEndedIn(trx: Db, ids: readonly number[]): Promise<EndingRow[]> {
-      const query = trx
-        .selectFrom('webhook_endpoints as e')
-        .select(['e.id', 'e.status', 'e.deleted_at', 'e.disabled_reason'])
-        .where('e.id', 'in', [...ids])
-        .where(ended)
-        .orderBy('e.id')
-      return (handle.dialect === 'postgres' ? query.forUpdate().skipLocked() : query).execute()
-    },
-    /**
-     * Of endpoints `ids`, those deleted, disabled, or whose account's key was revoked or expired by `now`,
-     * with what says which.
-     */
-    endedIn: (trx: Db, ids: readonly number[], now: number): Promise<EndedEndpointRow[]> =>
-      trx
-        .selectFrom('webhook_endpoints as e')
-        .innerJoin('api_keys as k', 'k.id', 'e.api_key_id')
-        .select(['e.id', 'e.status', 'e.deleted_at', 'e.disabled_reason', 'k.revoked_at', 'k.expires_at'])
-        .where('e.id', 'in', [...ids])
-        .where((eb) =>
-          eb.or([
-            eb('e.deleted_at', 'is not', null),
-            eb('e.status', '<>', 'enabled'),
-            eb('k.revoked_at', 'is not', null),
-            eb('k.expires_at', '<=', now),
-          ]),
-        )
         .execute(),
   }
 }

@@ -8,6 +8,7 @@ import {
 } from './attempts.repository.js'
 import { createCircuitsRepository, type FailureCount, type Streak } from './circuits.repository.js'
 import { createDisabler } from './disable.js'
+import { createOutcomesRepository } from './outcomes.repository.js'
 import { FAILING_DISABLES_AFTER_MS, retryDelayMs } from './schedule.js'
 
 /** How an attempt ended for the metrics: delivered, to be tried again, or given up. */
@@ -53,6 +54,7 @@ const takes = (streak: Streak | undefined): streak is Streak =>
  */
 export function createSettler(handle: DbHandle, options: { retryScale: number }) {
   const attempts = createAttemptsRepository(handle)
+  const outcomes = createOutcomesRepository(handle)
   const circuits = createCircuitsRepository(handle)
   const disable = createDisabler(handle, { answered: false })
   const failingTooLong = (streak: Streak, now: number) =>
@@ -110,7 +112,7 @@ export function createSettler(handle: DbHandle, options: { retryScale: number })
      * failure was sent again after the re-enable's answer.
      */
     async settleAll(trx: Db, ended: readonly EndedAttempt[], owner: string, now: number): Promise<Settled[]> {
-      const written = await attempts.writeOutcomes(
+      const written = await outcomes.writeOutcomes(
         trx,
         owner,
         ended.map(({ claimed, outcome }) => ({ id: claimed.id, outcome })),

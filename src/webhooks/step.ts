@@ -12,7 +12,7 @@ import type { ClaimedAttempt } from './attempts.repository.js'
 import type { ClaimsRepository } from './claims.repository.js'
 import type { DispatcherObserver } from './dispatcher.port.js'
 import { createEndedEndpoints } from './ended-endpoints.js'
-import { createEndpointsRepository } from './endpoints.repository.js'
+import { createEndingsRepository } from './endings.repository.js'
 import { createFanOut } from './fan-out.js'
 import { inTurn } from './in-turn.js'
 import { wantFor } from './lane.js'
@@ -74,7 +74,7 @@ export function createStep(deps: StepDeps) {
   const { handle, clock, owner, lanes, claims, leases } = deps
   const fanOut = createFanOut(handle)
   const events = createEventsRepository(handle)
-  const endpoints = createEndpointsRepository(handle)
+  const endings = createEndingsRepository(handle)
   const settler = createSettler(handle, { retryScale: deps.retryScale })
   const withoutEnded = createEndedEndpoints(handle)
   const upkeep = createUpkeep(handle, clock)
@@ -190,7 +190,7 @@ export function createStep(deps: StepDeps) {
       const known = renewed ? new Set(lanes.ids()) : undefined
       const unknown = renewed?.filter((endpoint) => !known?.has(endpoint.id)) ?? []
       // Once a renewal: the lanes of endpoints ended meanwhile (a key revoked or expired) stop sending.
-      const closed = work.renew ? (await endpoints.endedIn(trx, held, now)).map((row) => row.id) : []
+      const closed = work.renew ? (await endings.endedIn(trx, held, now)).map((row) => row.id) : []
       const settled = await settler.settleAll(trx, ended, owner, now)
       // Hung up on, or taken out of a lane whose endpoint ended but turned out fine: pending again, for
       // whichever instance holds the endpoint (this one, if it still does).

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js'
 import type { DbHandle } from '../db/handle.js'
 import { createAttemptsRepository, ENDING_BATCH } from './attempts.repository.js'
 import { endingReason } from './ended-endpoints.js'
-import { createEndpointsRepository } from './endpoints.repository.js'
+import { createEndingsRepository } from './endings.repository.js'
 
 /** How often a dispatcher looks for endpoints ended with attempts still pending (while it finds none). */
 export const SWEEP_EVERY_MS = 1_000
@@ -27,7 +27,7 @@ export type Swept = 'none' | 'some' | 'more'
  * nobody leases an ended endpoint, and a start first reads the endpoint enabled and live (`targetIfOwn`).
  */
 export function createSweep(handle: DbHandle, clock: Clock) {
-  const endpoints = createEndpointsRepository(handle)
+  const endings = createEndingsRepository(handle)
   const attempts = createAttemptsRepository(handle)
   let lookedAt = Number.NEGATIVE_INFINITY
 
@@ -37,17 +37,17 @@ export function createSweep(handle: DbHandle, clock: Clock) {
     if (at - lookedAt < SWEEP_EVERY_MS) return 'none'
     lookedAt = at
     const now = clock.now()
-    const ended = await endpoints.endedWithPending(SWEEP_ENDPOINTS)
+    const ended = await endings.endedWithPending(SWEEP_ENDPOINTS)
     if (ended.length === 0) {
-      const done = await endpoints.sweptOut(now, SWEEP_ENDPOINTS)
-      if (done.length > 0) await handle.write((trx) => endpoints.letGo(trx, done, now))
+      const done = await endings.sweptOut(now, SWEEP_ENDPOINTS)
+      if (done.length > 0) await handle.write((trx) => endings.letGo(trx, done, now))
       return 'none'
     }
     const count = await handle.write(async (trx) => {
       let left = ENDING_BATCH
       // Locked first, as a step or a re-enable does, and read again: one re-enabled since the read above
       // takes deliveries again, and what is pending for it now was written after its re-enable.
-      const stillEnded = await endpoints.lockEndedIn(
+      const stillEnded = await endings.lockEndedIn(
         trx,
         ended.map((row) => row.id),
       )

@@ -2,6 +2,7 @@ import { expect, it } from 'vitest'
 import type { DbHandle } from '../../src/db/handle.js'
 import { createCircuitsRepository } from '../../src/webhooks/circuits.repository.js'
 import { createDisabler } from '../../src/webhooks/disable.js'
+import { createEndingsRepository } from '../../src/webhooks/endings.repository.js'
 import { createEndpointsRepository } from '../../src/webhooks/endpoints.repository.js'
 import { endpointIdOf } from '../../src/webhooks/endpoints.service.js'
 import { createLeasesRepository } from '../../src/webhooks/leases.repository.js'
@@ -34,8 +35,8 @@ function dispatcherReads(now: number) {
       (h: DbHandle) => h.write((trx) => leases(h).acquire(trx, { owner, now, leaseMs: 1, limit: 10 })),
     ],
     ['lease_owner', (h: DbHandle) => h.write((trx) => leases(h).renew(trx, owner, now, 1))],
-    ['sweep', (h: DbHandle) => endpoints(h).endedWithPending(100)],
-    ['sweep', (h: DbHandle) => endpoints(h).sweptOut(now, 100)],
+    ['sweep', (h: DbHandle) => createEndingsRepository(h).endedWithPending(100)],
+    ['sweep', (h: DbHandle) => createEndingsRepository(h).sweptOut(now, 100)],
   ] as const
 }
 
