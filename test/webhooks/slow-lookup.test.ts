@@ -26,11 +26,10 @@ afterAll(async () => {
 })
 
 /**
- * The ownership read comes before the name's lookup: an attempt found its own just before a DELETE
- * commits may wait on DNS for seconds. It is asked again once the lookup took that long, so its POST
- * never reaches the receiver after the DELETE's 204 (CONTRACT §14: after it, no attempt starts).
+ * An endpoint on the slow name and a pet created, its event's attempt read as the dispatcher's own and
+ * waiting on the name (`looking` settles then) until `answer` lets the lookup answer.
  */
-it("an attempt whose lookup outlasts a DELETE is not sent after the DELETE's 204", async () => {
+async function attemptWaitingOnItsLookup() {
   const key = await t.issueKey()
   const url = `http://slow.test:${receiver.port}/in`
   const created = await t.api(key, 'POST', '/webhook_endpoints', { url, events: ['pet.created'] })
@@ -41,6 +40,15 @@ it("an attempt whose lookup outlasts a DELETE is not sent after the DELETE's 204
     held = { looking: resolve, answered: new Promise((answered) => (answer = answered)) }
   })
   expect((await t.api(key, 'POST', '/pets', { name: 'Rex', categoryId: 1 })).status).toBe(201)
+  return { key, endpoint, answer, looking }
+}
+/**
+ * The ownership read comes before the name's lookup: an attempt found its own just before a DELETE
+ * commits may wait on DNS for seconds. It is asked again once the lookup took that long, so its POST
+ * never reaches the receiver after the DELETE's 204 (CONTRACT §14: after it, no attempt starts).
+ */
+it("an attempt whose lookup outlasts a DELETE is not sent after the DELETE's 204", async () => {
+  const { key, endpoint, answer, looking } = await attemptWaitingOnItsLookup()
   // The attempt was read as the dispatcher's own and now waits on the name.
   await looking
   expect((await t.api(key, 'DELETE', `/webhook_endpoints/${endpoint.id}`)).status).toBe(204)
@@ -56,16 +64,7 @@ it("an attempt whose lookup outlasts a DELETE is not sent after the DELETE's 204
 })
 
 it('an attempt whose lookup outlasts a PATCH of its URL goes to the new URL, looked up in turn', async () => {
-  const key = await t.issueKey()
-  const url = `http://slow.test:${receiver.port}/in`
-  const created = await t.api(key, 'POST', '/webhook_endpoints', { url, events: ['pet.created'] })
-  expect(created.status).toBe(201)
-  const endpoint = await created.json()
-  let answer!: () => void
-  const looking = new Promise<void>((resolve) => {
-    held = { looking: resolve, answered: new Promise((answered) => (answer = answered)) }
-  })
-  expect((await t.api(key, 'POST', '/pets', { name: 'Rex', categoryId: 1 })).status).toBe(201)
+  const { key, endpoint, answer, looking } = await attemptWaitingOnItsLookup()
   await looking
   const moved = `http://hooks.test:${receiver.port}/moved`
   expect((await t.api(key, 'PATCH', `/webhook_endpoints/${endpoint.id}`, { url: moved })).status).toBe(200)
