@@ -2,7 +2,7 @@ import type { ExpressionBuilder } from 'kysely'
 import type { Database, Db, WebhookEndpointsTable } from '../db/database.js'
 import type { DbHandle } from '../db/handle.js'
 import { PENDING } from './attempts.repository.js'
-import { ENABLED, type EndpointRow } from './endpoints.repository.js'
+import type { EndpointRow } from './endpoints.repository.js'
 
 /** An endpoint deleted or disabled, with why. */
 export type EndingRow = Pick<EndpointRow, 'id' | 'status' | 'deleted_at' | 'disabled_reason'>
@@ -26,14 +26,15 @@ const pendingOf = (eb: EndpointAsE) =>
     .whereRef('a.endpoint_id', '=', 'e.id')
     .where('a.status', '=', PENDING)
 
-/** Marked for the sweep, and done with: past `sweep_until` with nothing pending, or enabled again. */
+/**
+ * Marked for the sweep, and done with: past `sweep_until` with nothing pending. (A re-enable unmarks its
+ * endpoint itself: it ends everything pending first.)
+ */
 const sweptOut = (now: number) => (eb: EndpointAsE) =>
   eb.and([
     eb('e.sweep_until', 'is not', null),
-    eb.or([
-      eb.and([eb('e.sweep_until', '<', now), eb.not(eb.exists(pendingOf(eb)))]),
-      eb.and([eb('e.status', '=', ENABLED), eb('e.deleted_at', 'is', null)]),
-    ]),
+    eb('e.sweep_until', '<', now),
+    eb.not(eb.exists(pendingOf(eb))),
   ])
 
 /**
@@ -60,7 +61,7 @@ export function createEndingsRepository(handle: DbHandle) {
         .execute(),
     /**
      * Up to `limit` marked endpoints the sweep may let go of (sweep.ts): their `sweep_until` has passed
-     * with none of their attempts pending, or they were enabled again.
+     * with none of their attempts pending.
      */
     sweptOut: async (now: number, limit: number): Promise<number[]> =>
       (

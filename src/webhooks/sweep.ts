@@ -21,8 +21,9 @@ export type Swept = 'none' | 'some' | 'more'
 /**
  * The pending attempts of endpoints deleted or disabled, ended as failed with why, ENDING_BATCH a
  * transaction. Only endpoints an ending marked are read (`sweep_until`), and let go of SWEEP_GRACE_MS
- * after it once none is pending: the deleted stay in the table for good. An ending (a DELETE, a disable, a 410, five days of failures) ends that many in its own
- * transaction (attempts.repository.ts `failPending`), so that none grows with a backlog (a hung
+ * after it once none is pending: the deleted stay in the table for good. An ending (a DELETE, a disable,
+ * a 410, five days of failures) ends that many in its own transaction (attempts.repository.ts
+ * `failPending`), so that none grows with a backlog (a hung
  * endpoint's may hold days of events); the dispatchers end the rest here. None of them is sent meanwhile:
  * nobody leases an ended endpoint, and a start first reads the endpoint enabled and live (`targetIfOwn`).
  */
