@@ -149,7 +149,8 @@ export function instancesMarkdown(rows: InstancesRow[], connections: number, dur
 
 /**
  * Alone, on the servers scripts/with-services.sh starts (after `npm run build`):
- * `bash scripts/with-services.sh npx tsx bench/instances.ts [--rounds R --duration S --connections N]`.
+ * `bash scripts/with-services.sh npx tsx bench/instances.ts [--rounds R --duration S --connections N]
+ * [--instances 1,3]`.
  */
 if (process.argv[1] === import.meta.filename) {
   const { values } = parseArgs({
@@ -157,6 +158,7 @@ if (process.argv[1] === import.meta.filename) {
       rounds: { type: 'string', default: '3' },
       duration: { type: 'string', default: '6' },
       connections: { type: 'string', default: '24' },
+      instances: { type: 'string', default: '1,3' },
     },
   })
   const adminUrl = process.env.TEST_POSTGRES_URL
@@ -170,7 +172,7 @@ if (process.argv[1] === import.meta.filename) {
   const rows = await measureWritesAcross({
     env: { DATABASE_URL: url, REDIS_URL: redisUrl },
     key,
-    instanceCounts: [1, 3],
+    instanceCounts: values.instances.split(',').map(Number),
     connections,
     duration,
     rounds: Number(values.rounds),

@@ -4,7 +4,7 @@ import type { DbHandle } from '../db/handle.js'
 import { AppError, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js'
 import { currentTraceParent } from '../tracing/tracing.js'
 import { createEventsRepository, type EventType, type PING } from './events.repository.js'
-import { createOutboxRepository } from './outbox.repository.js'
+import { createOutboxRepository, createOutboxWriter } from './outbox.repository.js'
 
 /** One change, as the service that made it describes it. */
 export interface NewEvent {
@@ -68,7 +68,7 @@ export async function publishEvents(
 ): Promise<Publication> {
   if (handle.dialect !== 'postgres') return { published: 0, more: false }
   await lockTransaction(handle, trx, PUBLISH_LOCK)
-  const outbox = createOutboxRepository(handle)
+  const outbox = createOutboxRepository()
   const fannedOut = !(await owed(trx))
   let published = 0
   for (let batch = 0; batch < PUBLISH_BATCHES_PER_TRANSACTION; batch++) {
@@ -147,7 +147,7 @@ export async function publishAddressedEvent(
   event: AddressedEvent,
 ): Promise<number> {
   await publishCommitted(handle, trx)
-  return createOutboxRepository(handle).insertFannedOut(trx, {
+  return createOutboxRepository().insertFannedOut(trx, {
     type: event.type,
     api_key_id: event.accountId,
     resource_version: 1,
@@ -165,20 +165,20 @@ export type EventRecorder = ReturnType<typeof createEventRecorder>
  * between writers, and a publisher numbers them (`publishEvents`); SQLite, one writer at a time, numbers
  * them at once.
  */
-export function createEventRecorder(handle: Pick<DbHandle, 'dialect'>, now: () => number) {
-  const outbox = createOutboxRepository(handle)
+export function createEventRecorder(handle: Pick<DbHandle, 'dialect' | 'prepareWrite'>, now: () => number) {
+  const insert = createOutboxWriter(handle)
   return {
     async record(trx: Db, events: readonly NewEvent[]): Promise<void> {
       if (events.length === 0) return
       const createdAt = now()
       const traceParent = currentTraceParent()
-      await outbox.insert(
+      await insert(
         trx,
         events.map((event) => ({
           type: event.type,
           api_key_id: event.accountId,
           resource_version: event.resourceVersion,
-          object: JSON.stringify(event.object),
+          object: event.object,
           created_at: createdAt,
           // null is a captured "none" (a request sampled out), not a missing one: it stays null.
           trace_parent: event.traceParent === undefined ? traceParent : event.traceParent,

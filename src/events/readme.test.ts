@@ -8,14 +8,12 @@ import {
   PUBLISH_BOUND,
 } from './events.publisher.js'
 import { EVENT_ID_DIGITS, EVENT_TYPES, PING } from './events.repository.js'
-import { INSERT_CHUNK_ROWS } from './outbox.repository.js'
 
 /** The README's prose, its lines joined (a phrase may be wrapped). */
 const readme = readFileSync(new URL('README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
 const n = (value: number) => value.toLocaleString('en')
 
 it.each([
-  ['rows per statement of a change', `written ${n(INSERT_CHUNK_ROWS)} per statement`],
   ['events moved per statement of a publication', `up to ${n(PUBLISH_BATCH)} per statement`],
   ['events moved per publication', `at most ${n(PUBLISH_BOUND)} per transaction`],
   [

@@ -393,6 +393,34 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       ])
       expect(await events.anyUnpublished()).toBe(false)
     })
+    test('a change’s events are kept exactly as recorded, in the order given, however many and whatever their text holds', async () => {
+      const owner = await keys.insertApiKey(key('hash-owner'))
+      // Quotes, a backslash, a line break, accents, an emoji and an escaped control character: the
+      // stored object is JSON.stringify's text, byte for byte (PostgreSQL receives it inside a JSON array).
+      const names = ['plain', 'say "hi"\\\n', 'Ça va — 🐈', '\u0007bell', ' spaced ']
+      const count = 2_500
+      const changes = Array.from({ length: count }, (_, index) => ({
+        type: index % 2 === 0 ? ('pet.created' as const) : ('order.placed' as const),
+        accountId: index % 2 === 0 ? null : owner.id,
+        resourceVersion: index + 1,
+        object: { id: index, name: names[index % names.length], tags: [], price: 1.5, none: null },
+        traceParent: index === 7 ? '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' : null,
+      }))
+      await handle.write((trx) => createEventRecorder(handle, () => T0 + 5).record(trx, changes))
+      const endpoints = createEndpointsRepository(handle)
+      await handle.write((trx) => publishEvents(handle, trx, endpoints.anyEnabledIn))
+      const rows = await createEventsRepository(handle).page(owner.id, T0, 0, count + 1)
+      expect(rows.map((row) => [row.type, row.api_key_id, row.resource_version, row.object])).toEqual(
+        changes.map((change) => [
+          change.type,
+          change.accountId,
+          change.resourceVersion,
+          JSON.stringify(change.object),
+        ]),
+      )
+      expect(rows.every((row) => row.created_at === T0 + 5)).toBe(true)
+      expect(rows.filter((row) => row.trace_parent !== null).map((row) => row.resource_version)).toEqual([8])
+    })
     test('a test event is numbered after the changes before it, born fanned out, seen by its account only', async () => {
       const owner = await keys.insertApiKey(key('hash-owner'))
       const other = await keys.insertApiKey(key('hash-other'))
