@@ -5,8 +5,8 @@
 # better-sqlite3 compiles against that line's headers, exactly as a user's `npm ci` would.
 # Without arguments (CI): every line installs (better-sqlite3 compiled against its headers and loaded) and
 # runs a third of the suite (vitest --shard 1/3, 2/3, 3/3), so every test runs on the machine's Node
-# (npm test) and on one of 22, 24 and 26, and CI stays within its time; the tracing suites (test/tracing
-# and src/tracing) run whole on each. Named lines run the whole suite
+# (npm test) and on one of 22, 24 and 26, and CI stays within its time; the tracing end-to-end suite and
+# src/tracing's unit tests run whole on each. Named lines run the whole suite
 # (`npm run test:node-lines 24`, as before a release).
 # The lines install side by side first (downloads and compilers overlap; nothing is being timed yet), then
 # their suites run one after another, alone on the machine, as the timing-bound tests need.
@@ -28,6 +28,10 @@ if [ "${1:-}" = --install-only ]; then
 fi
 lines=("$@")
 declare -A SHARD=()
+# Suites that run whole on every line even when the lines share the rest (see below).
+WHOLE_ON_EACH=(test/tracing/traces.test.ts src/tracing/ src/events/events.publisher.test.ts)
+WHOLE_EXCLUDES=(--exclude=test/tracing/traces.test.ts --exclude='src/tracing/**' \
+  --exclude=src/events/events.publisher.test.ts)
 if ((${#lines[@]} == 0)); then
   lines=(22 24 26)
   SHARD=([22]=1/3 [24]=2/3 [26]=3/3)
@@ -77,16 +81,18 @@ for line in "${lines[@]}"; do
     cd "$work/repo-$line"
     export PATH="$work/node-$line/bin:$PATH" npm_config_nodedir="$work/node-$line"
     if [ -n "${SHARD[$line]:-}" ]; then
-      # The OpenTelemetry SDK must work on every line (docs/observability.md): the tracing suites run whole
-      # on each line (about 45 s), so the shards leave them out instead of running one line's twice. With
-      # them src/tracing's unit tests (a few seconds): the context scope switches the storage on Node 20 and
-      # 22 and nothing from 24 on (context-scope.ts), so each line takes a path of its own there.
-      echo "== Node $version: npm test, shard ${SHARD[$line]}, without the tracing suites"
+      # The OpenTelemetry SDK must work on every line (docs/observability.md): its end-to-end suite
+      # (test/tracing/traces.test.ts: spans of real requests through the SDK to a receiver), src/tracing's
+      # unit tests and the recorder's run whole on each line; the shards leave them out instead of running
+      # one line's twice. The context scope switches the storage on Node 20 and 22 and nothing from 24 on
+      # (context-scope.ts), so each line takes a path of its own there. The exporter's and sampler's
+      # suites (a collector down or hung, the drain, the samplers) are sharded like the rest: every test
+      # on 20 and on one other line, not 45 s more on each.
+      echo "== Node $version: npm test, shard ${SHARD[$line]}, without the suites run whole on each line"
       # vitest itself, not `npm test`: its pretest build was done by npm ci's prepare, with this line's node.
-      npx vitest run --shard="${SHARD[$line]}" --exclude='test/tracing/**' --exclude='src/tracing/**' \
-        --exclude=src/events/events.publisher.test.ts
-      echo "== Node $version: the tracing suites"
-      npx vitest run test/tracing/ src/tracing/ src/events/events.publisher.test.ts
+      npx vitest run --shard="${SHARD[$line]}" "${WHOLE_EXCLUDES[@]}"
+      echo "== Node $version: the tracing suites run whole on each line"
+      npx vitest run "${WHOLE_ON_EACH[@]}"
     else
       echo "== Node $version: npm test"
       npm test
