@@ -12,9 +12,10 @@ export type EventRecord = Omit<EventInsert, 'object'> & { object: object }
  * Writes a change's events in its own transaction, with statements compiled once (the pets and orders
  * services record in every write: building and sending a statement of many rows cost the process more
  * than the rest of the event). SQLite: one row per run, in place on the writing connection. PostgreSQL:
- * one statement whatever the count, the rows in one JSON parameter, its objects as they will be kept (a
- * `json` value keeps its text exactly): the same short SQL each time, parsed and planned cheaply, in place
- * of a statement of six parameters a row, new text for every count of rows.
+ * one statement whatever the count, the rows in one JSON parameter, each object as its JSON text (a
+ * string inside the payload: `json_to_recordset` decodes every escape of a JSON value, and refuses
+ * `\u0000` and lone surrogates that `JSON.stringify` writes as escapes): the same short SQL each time,
+ * cheap to parse and plan, in place of a statement of six parameters a row, new text for every count.
  */
 export function createOutboxWriter(handle: Pick<DbHandle, 'dialect' | 'prepareWrite'>) {
   if (handle.dialect === 'postgres') {
@@ -23,15 +24,16 @@ export function createOutboxWriter(handle: Pick<DbHandle, 'dialect' | 'prepareWr
         .insertInto('event_outbox')
         .columns(['type', 'api_key_id', 'resource_version', 'object', 'created_at', 'trace_parent'])
         .expression(
-          sql`select type, api_key_id, resource_version, object::text, created_at, trace_parent
+          sql`select type, api_key_id, resource_version, object, created_at, trace_parent
             from rows from (json_to_recordset(${rows}::json) as (type text, api_key_id bigint,
-              resource_version bigint, object json, created_at bigint, trace_parent text))
+              resource_version bigint, object text, created_at bigint, trace_parent text))
             with ordinality as e(type, api_key_id, resource_version, object, created_at, trace_parent, n)
             order by n`,
         ),
     )
     return async (trx: Db, events: readonly EventRecord[]): Promise<void> => {
-      await insertAll(trx, [[JSON.stringify(events)]])
+      const rows = events.map((event) => ({ ...event, object: JSON.stringify(event.object) }))
+      await insertAll(trx, [[JSON.stringify(rows)]])
     }
   }
   const insertOne = handle.prepareWrite(

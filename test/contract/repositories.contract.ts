@@ -395,9 +395,10 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
     })
     test('a change’s events are kept exactly as recorded, in the order given, however many and whatever their text holds', async () => {
       const owner = await keys.insertApiKey(key('hash-owner'))
-      // Quotes, a backslash, a line break, accents, an emoji and an escaped control character: the
-      // stored object is JSON.stringify's text, byte for byte (PostgreSQL receives it inside a JSON array).
-      const names = ['plain', 'say "hi"\\\n', 'Ça va — 🐈', '\u0007bell', ' spaced ']
+      // Quotes, a backslash, a line break, accents, an emoji, escaped control characters (NUL too) and a
+      // lone surrogate: the stored object is JSON.stringify's text, byte for byte (PostgreSQL receives it
+      // inside a JSON array, where a decoded `\u0000` or lone surrogate would be refused).
+      const names = ['plain', 'say "hi"\\\n', 'Ça va — 🐈', '\u0007bell', ' spaced ', 'a\u0000b', 'x\ud800y']
       const count = 2_500
       const changes = Array.from({ length: count }, (_, index) => ({
         type: index % 2 === 0 ? ('pet.created' as const) : ('order.placed' as const),
