@@ -178,7 +178,7 @@ export function createEventRecorder(handle: Pick<DbHandle, 'dialect' | 'prepareW
           type: event.type,
           api_key_id: event.accountId,
           resource_version: event.resourceVersion,
-          object: event.object,
+          object: JSON.stringify(event.object),
           created_at: createdAt,
           // null is a captured "none" (a request sampled out), not a missing one: it stays null.
           trace_parent: event.traceParent === undefined ? traceParent : event.traceParent,

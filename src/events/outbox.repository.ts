@@ -5,9 +5,6 @@ import type { DbHandle } from '../db/handle.js'
 /** One event as written (the outbox's row but its id): the change's description, its object as JSON text. */
 export type EventInsert = Omit<EventOutboxTable, 'id'>
 
-/** One event as a change records it: its row, but the object as the API returned it, not yet JSON text. */
-export type EventRecord = Omit<EventInsert, 'object'> & { object: object }
-
 /**
  * Writes a change's events in its own transaction, with statements compiled once (the pets and orders
  * services record in every write: building and sending a statement of many rows cost the process more
@@ -31,9 +28,8 @@ export function createOutboxWriter(handle: Pick<DbHandle, 'dialect' | 'prepareWr
             order by n`,
         ),
     )
-    return async (trx: Db, events: readonly EventRecord[]): Promise<void> => {
-      const rows = events.map((event) => ({ ...event, object: JSON.stringify(event.object) }))
-      await insertAll(trx, [[JSON.stringify(rows)]])
+    return async (trx: Db, events: readonly EventInsert[]): Promise<void> => {
+      await insertAll(trx, [[JSON.stringify(events)]])
     }
   }
   const insertOne = handle.prepareWrite(
@@ -55,14 +51,14 @@ export function createOutboxWriter(handle: Pick<DbHandle, 'dialect' | 'prepareWr
         trace_parent: traceParent,
       }),
   )
-  return async (trx: Db, events: readonly EventRecord[]): Promise<void> => {
+  return async (trx: Db, events: readonly EventInsert[]): Promise<void> => {
     await insertOne(
       trx,
       events.map((event) => [
         event.type,
         event.api_key_id,
         event.resource_version,
-        JSON.stringify(event.object),
+        event.object,
         event.created_at,
         event.trace_parent,
       ]),
