@@ -17,6 +17,7 @@ import { registerCommonHeaders } from './http/reply.js'
 import { requestIdOf } from './http/request-context.js'
 import { refuseMalformedTargets, routableTarget } from './http/request-target.js'
 import { registerApiScope, registerPublicScope } from './http/scopes.js'
+import { sharedSerializers } from './http/serializers.js'
 import { trustFunctionOf } from './http/trust-proxy.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { registerOrderRoutes } from './orders/orders.routes.js'
@@ -65,6 +66,7 @@ export async function buildApp(
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
     },
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
   })
   const sharedSchemas = [
     ...petSchemas,

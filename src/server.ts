@@ -9,7 +9,6 @@ import { drain } from './http/drain.js'
 import { registerMetricsRoute } from './http/metrics.js'
 import { listenStartupError } from './startup-errors.js'
 import { TRACES_FLUSH_FLOOR_MS } from './tracing/tracing.js'
-import { createDispatcher } from './webhooks/dispatcher.js'
 import type { Dispatcher } from './webhooks/dispatcher.port.js'
 import { startDispatcherThread, THREAD_AVAILABLE } from './webhooks/dispatcher-thread.js'
 import { createQueueProbe } from './webhooks/queue-probe.js'
@@ -44,7 +43,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const dispatcher =
     options.dispatcherThread && THREAD_AVAILABLE
       ? startDispatcherThread(config, { logger: deps.logger, observe: deps.metrics.webhooks })
-      : createDispatcher({
+      : // Imported here only: with the thread, the main thread never loads the sender (undici).
+        (await import('./webhooks/dispatcher.js')).createDispatcher({
           handle: deps.database,
           logger: deps.logger,
           rules: deps.addressRules,

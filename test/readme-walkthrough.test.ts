@@ -15,6 +15,7 @@ const OFF_THE_PATH: Record<string, string> = {
   'src/http/health.ts': 'the probes',
   'src/http/json-body.ts': 'request bodies',
   'src/http/openapi.ts': 'the public scope',
+  'src/http/serializers.ts': "compiled at start; a warm page's JSON was written by them once, on its miss",
   'src/http/trust-proxy.ts': 'configuration, read once at start',
 }
 
