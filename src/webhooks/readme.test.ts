@@ -23,7 +23,7 @@ import {
   STEPS_QUEUED,
 } from './lane.js'
 import { LATE_READ_WARN_MS, OWNERSHIP_WINDOW_MS, READ_AHEAD_ATTEMPTS } from './ownership-windows.js'
-import { MAX_TTL_S, RESOLVE_DEADLINE_MS } from './resolve.js'
+import { MAX_TTL_S, RESOLVE_DEADLINE_MS, SECOND_FAMILY_WAIT_MS } from './resolve.js'
 import { PURGE_BATCH } from './retention.js'
 import {
   CIRCUIT_OPENS_AFTER,
@@ -159,6 +159,7 @@ it.each([
     `holds at most ${MAX_ENDPOINTS_PER_ACCOUNT * MAX_IN_FLIGHT_PER_ENDPOINT} of an instance's ${n(MAX_IN_FLIGHT)} sockets`,
   ],
   ['the lookup', `${RESOLVE_DEADLINE_MS / 1000} s in all then cancelled`],
+  ['the second family', `AAAA or A ${SECOND_FAMILY_WAIT_MS} ms at most once the other family answered`],
   ['the TTL cap', `at most ${MAX_TTL_S / 60} minutes`],
   [
     'retention',

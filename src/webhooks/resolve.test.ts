@@ -6,7 +6,7 @@ import { createDnsResolve, MAX_TTL_S } from './resolve.js'
 
 /**
  * A real DNS server on a loopback UDP port: `a.test` answers (TTL 60 s and 30 s), `day.test` (A only, TTL a
- * day), `hang…` never does, any other name does not exist.
+ * day), `v4only.test` answers A and never AAAA, `hang…` never answers, any other name does not exist.
  */
 async function startDnsServer(): Promise<{ server: string; queries: string[]; socket: Socket }> {
   const socket = createSocket('udp4')
@@ -17,13 +17,14 @@ async function startDnsServer(): Promise<{ server: string; queries: string[]; so
     if (!question) return
     queries.push(`${question.name} ${question.type}`)
     if (question.name.startsWith('hang')) return
+    if (question.name === 'v4only.test' && question.type === 'AAAA') return
     const answers =
       question.name === 'a.test'
         ? question.type === 'A'
           ? [{ type: 'A' as const, name: 'a.test', ttl: 60, data: '93.184.216.34' }]
           : [{ type: 'AAAA' as const, name: 'a.test', ttl: 30, data: '2606:2800:220:1::1' }]
-        : question.name === 'day.test' && question.type === 'A'
-          ? [{ type: 'A' as const, name: 'day.test', ttl: 86_400, data: '93.184.216.34' }]
+        : (question.name === 'day.test' || question.name === 'v4only.test') && question.type === 'A'
+          ? [{ type: 'A' as const, name: question.name, ttl: 86_400, data: '93.184.216.34' }]
           : []
     const response = dnsPacket.encode({
       id: query.id,
@@ -114,6 +115,20 @@ it('gives up on a server that never answers at the deadline, holding no thread o
   await Promise.all(hung)
   expect(order.slice(0, 2)).toEqual(['pool', 'a.test'])
   expect(order.slice(2)).toEqual(Array(8).fill('hung: ECANCELLED'))
+})
+
+it('does not wait out the deadline for AAAA once A has answered', async () => {
+  const dns = await startDnsServer()
+  sockets.push(dns.socket)
+  const resolve = createDnsResolve({ servers: [dns.server], deadlineMs: 20_000 })
+  let timer: NodeJS.Timeout | undefined
+  const halfTheDeadline = new Promise((resolve) => {
+    timer = setTimeout(resolve, 10_000, 'still waiting')
+  })
+  const answer = await Promise.race([resolve('v4only.test'), halfTheDeadline])
+  clearTimeout(timer)
+  expect(answer).toEqual([{ address: '93.184.216.34', family: 4 }])
+  expect(dns.queries).toEqual(['v4only.test A', 'v4only.test AAAA'])
 })
 
 it('knows localhost is loopback without asking', async () => {

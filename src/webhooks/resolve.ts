@@ -4,6 +4,11 @@ import type { Resolve, ResolvedAddress } from './address.js'
 
 /** A lookup takes this long at most, in all: its resources are freed then (no thread waits on it). */
 export const RESOLVE_DEADLINE_MS = 5_000
+/**
+ * Once A or AAAA has answered with an address, the other family gets this long more (RFC 8305's
+ * Resolution Delay): a server that never answers AAAA costs 50 ms of a lookup, not its whole deadline.
+ */
+export const SECOND_FAMILY_WAIT_MS = 50
 /** Answers are kept for their TTL, but never longer than this. */
 export const MAX_TTL_S = 300
 /** A name that does not resolve is asked again after this long at the earliest. */
@@ -55,7 +60,10 @@ export function createDnsResolve(
   }
 }
 
-/** A and AAAA at once, within the deadline; the shortest TTL of the answers stands for all. */
+/**
+ * A and AAAA at once, within the deadline, and the second family within SECOND_FAMILY_WAIT_MS of the
+ * first's addresses; the shortest TTL of the answers stands for all.
+ */
 async function lookup(
   name: string,
   deadlineMs: number,
@@ -64,10 +72,15 @@ async function lookup(
   const resolver = new Resolver({ timeout: Math.ceil(deadlineMs / 2), tries: 2 })
   if (servers) resolver.setServers(servers)
   const deadline = setTimeout(() => resolver.cancel(), deadlineMs)
+  let secondFamily: NodeJS.Timeout | undefined
+  const waitForTheOther = <T>(found: T[]): T[] => {
+    if (found.length > 0) secondFamily ??= setTimeout(() => resolver.cancel(), SECOND_FAMILY_WAIT_MS)
+    return found
+  }
   try {
     const [v4, v6] = await Promise.allSettled([
-      resolver.resolve4(name, { ttl: true }),
-      resolver.resolve6(name, { ttl: true }),
+      resolver.resolve4(name, { ttl: true }).then(waitForTheOther),
+      resolver.resolve6(name, { ttl: true }).then(waitForTheOther),
     ])
     const answers = [
       ...(v4.status === 'fulfilled' ? v4.value.map((a) => ({ ...a, family: 4 as const })) : []),
@@ -81,5 +94,6 @@ async function lookup(
     return { answers: answers.map(({ address, family }) => ({ address, family })), ttl }
   } finally {
     clearTimeout(deadline)
+    clearTimeout(secondFamily)
   }
 }
