@@ -92,10 +92,22 @@ describe('loadConfig', () => {
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'http://collector:4318 '],
     ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ' http://collector:4318/v1/traces'],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'http://collec\ttor:4318'],
+    // A parser drops the space; the service would use the text as given (Link headers, the document).
+    ['PETSTORE_PUBLIC_URL', 'https://api.example/v1 '],
+    ['PETSTORE_STAGING_URL', ' https://staging.example/v1'],
+    ['REDIS_URL', 'redis://cache:6379\n'],
+    ['DATABASE_URL', 'postgres://db.example/petstore '],
   ])('a bad %s (%s) is one ConfigError line naming the variable', (name, value) => {
     const load = () => loadConfig({ [name]: value })
     expect(load).toThrow(ConfigError)
     expect(load).toThrow(new RegExp(`^${name} .*\\(got ".*"\\)$`))
+  })
+
+  test("a SQLite file's path may hold spaces", () => {
+    expect(loadConfig({ DATABASE_URL: 'sqlite:./my data/pets.db' }).database).toMatchObject({
+      kind: 'sqlite',
+      path: './my data/pets.db',
+    })
   })
 
   test('a URL that is refused is named without its password', () => {

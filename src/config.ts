@@ -4,7 +4,8 @@
  */
 import type { Static } from 'typebox'
 import Value from 'typebox/value'
-import { CONFIG_VARIABLES, type ConfigSchema, FORMATS, listOf, type VariableSchema } from './config.schema.js'
+import { FORMATS, listOf } from './config.formats.js'
+import { CONFIG_VARIABLES, type ConfigSchema, type VariableSchema } from './config.schema.js'
 import { unknownVariableWarnings } from './config-typos.js'
 import { parseInteger } from './integer.js'
 import { redactUrl } from './redact-url.js'
