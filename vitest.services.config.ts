@@ -18,6 +18,7 @@ export default defineConfig({
     // The CLI and the bare process (its drain too) on SQLite only; on PostgreSQL: multi-instance.test.ts.
     exclude: [
       'test/cli.test.ts',
+      'test/compile-cache.test.ts',
       'test/cli-key-lifecycle.test.ts',
       'test/process.test.ts',
       'test/drain.test.ts',

@@ -118,12 +118,16 @@ export function createEventsRepository(handle: DbHandle) {
   const waiting = handle.prepareRead((db) =>
     db.selectFrom('events').select('seq').where('fanned_out', '=', WAITING).orderBy('seq').limit(1),
   )
-  const unpublished = handle.prepareRead((db) => db.selectFrom('event_outbox').select('id').limit(1))
+  // Along the outbox's key, never a scan of its heap: between two vacuums the heap holds every row moved
+  // out since the last, and a scan reads them all to find none left.
+  const unpublished = handle.prepareRead((db) =>
+    db.selectFrom('event_outbox').select('id').orderBy('id').limit(1),
+  )
   const lastUnpublished = handle.prepareRead((db) =>
     db.selectFrom('event_outbox').select((eb) => eb.fn.max('id').as('id')),
   )
   const unpublishedUpTo = handle.prepareRead((db, upTo: number) =>
-    db.selectFrom('event_outbox').select('id').where('id', '<=', upTo).limit(1),
+    db.selectFrom('event_outbox').select('id').where('id', '<=', upTo).orderBy('id').limit(1),
   )
   // The queue's gauges read along indexes and stop at `cap`: a backlog of millions must not make a scrape
   // long (on SQLite it runs on the event loop that serves requests).
@@ -135,7 +139,7 @@ export function createEventsRepository(handle: DbHandle) {
   )
   const unpublishedCount = handle.prepareRead((db, cap: number) =>
     db
-      .selectFrom(db.selectFrom('event_outbox').select('id').limit(cap).as('w'))
+      .selectFrom(db.selectFrom('event_outbox').select('id').orderBy('id').limit(cap).as('w'))
       .select((eb) => eb.fn.countAll<number>().as('depth')),
   )
   // The queue's head, the first to be fanned out (numbered in commit order), and the outbox's.
