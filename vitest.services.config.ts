@@ -18,7 +18,6 @@ export default defineConfig({
     // The CLI and the bare process (its drain too) on SQLite only; on PostgreSQL: multi-instance.test.ts.
     exclude: [
       'test/cli.test.ts',
-      'test/compile-cache.test.ts',
       'test/cli-key-lifecycle.test.ts',
       'test/process.test.ts',
       'test/drain.test.ts',
@@ -27,12 +26,16 @@ export default defineConfig({
       'test/cli-pets.test.ts',
       'test/readme-run.test.ts',
       // Suites that name their own SQLite file or none (the CLI's first contact and webhook commands, the
-      // startup errors, dev, the dispatcher's thread) and the docs' checks: the backend does not reach them.
+      // startup errors, dev, the dispatcher's thread, the compile cache, the demo, the compressed assets)
+      // and the docs' checks: the backend does not reach them.
       'test/cli-first-contact.test.ts',
       'test/cli-webhooks.test.ts',
       'test/startup-errors.test.ts',
       'test/dev.test.ts',
       'test/webhooks/thread.test.ts',
+      'test/compile-cache.test.ts',
+      'test/demo.test.ts',
+      'test/compressed.test.ts',
       'test/config-docs.test.ts',
       'test/container-recipe.test.ts',
       'test/docs-figures.test.ts',
