@@ -76,7 +76,7 @@ const statusChanges = (petId: number) => [
 ]
 
 test(`${ROUNDS} rounds of orders, DELETEs and status PATCHes racing for one pet on three instances`, async () => {
-  let sold = 0
+  let won = 0
   for (let round = 0; round < ROUNDS; round++) {
     const pet = (await call('POST', '/pets', { name: `race ${round}`, categoryId: 1, status: 'available' }))
       .body
@@ -104,8 +104,16 @@ test(`${ROUNDS} rounds of orders, DELETEs and status PATCHes racing for one pet 
     const count = (...statuses: string[]) => orders.rows.filter((row) => statuses.includes(row.status)).length
     expect(count('placed', 'approved'), `round ${round}: open orders`).toBeLessThanOrEqual(1)
     expect(count('delivered'), `round ${round}: delivered orders`).toBeLessThanOrEqual(1)
-    sold += count('delivered')
+    // An order that won the first race holds the pet (§11): no PATCH moves it, so its owner's moves all land.
+    const winner = first.find((response) => response.status === 201)?.body
+    if (winner) {
+      won++
+      const final = await db.query('SELECT status FROM orders WHERE id = $1', [winner.id])
+      expect(final.rows[0]?.status, `round ${round}: the winning order`).toBe(
+        round % 4 === 3 ? 'cancelled' : 'delivered',
+      )
+    }
   }
-  // The race is real: most rounds end with a pet sold.
-  expect(sold).toBeGreaterThan(ROUNDS / 2)
+  // The race is real: orders win some rounds (how many depends on the machine's timing, so no more is asked).
+  expect(won, 'rounds won by an order').toBeGreaterThan(0)
 }, 120_000)
