@@ -37,6 +37,21 @@ async function connectAfterShutdown(port: number, tries = 20): Promise<number | 
 }
 
 /**
+ * `work`, or a failure naming the step and the service's last log lines once `ms` have passed: a step that
+ * hangs says which it was, instead of the whole test timing out with nothing to go on.
+ */
+async function step<T>(service: Service, what: string, work: Promise<T>, ms = 8000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const tail = service.stdout().split('\n').slice(-6).join('\n')
+      reject(new Error(`${what}: nothing within ${ms} ms; the service's last lines:\n${tail}`))
+    }, ms)
+  })
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer))
+}
+
+/**
  * Starts a POST /v1/pets on a raw socket with half its body sent, sends SIGTERM, waits for the service to
  * notice, tries a new connection, then sends the rest of the body and reads the response.
  */
@@ -54,15 +69,15 @@ async function postDuringShutdown() {
       `Authorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n` +
       body.slice(0, half),
   )
-  await logLine(
-    service,
-    (line) => line.msg === 'request received' && JSON.stringify(line.req).includes('POST'),
-  )
+  const received = (line: Record<string, unknown>) =>
+    line.msg === 'request received' && JSON.stringify(line.req).includes('POST')
+  await step(service, 'the POST logged as received', logLine(service, received))
   service.child.kill('SIGTERM')
-  await logLine(service, (line) => String(line.msg).startsWith('shutting down'))
-  const fresh = await connectAfterShutdown(service.port)
+  const shutting = (line: Record<string, unknown>) => String(line.msg).startsWith('shutting down')
+  await step(service, 'shutdown logged after SIGTERM', logLine(service, shutting))
+  const fresh = await step(service, 'a new connection during the drain', connectAfterShutdown(service.port))
   socket.write(body.slice(half))
-  return { service, socket, fresh, response: await response }
+  return { service, socket, fresh, response: await step(service, "the POST's response", response) }
 }
 
 describe('SIGTERM', () => {
