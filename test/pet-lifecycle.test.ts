@@ -82,6 +82,37 @@ describe('ETag and PATCH', () => {
     expect((await get(pet.id)).headers.etag).toBe(changed.headers.etag)
   })
 
+  test('a patch that leaves every field as it is keeps the ETag; a stale If-Match is still a 412', async () => {
+    const { pet, etag } = await create({ name: 'Rex', categoryId: 1, status: 'available' })
+    const same = await patch(
+      pet.id,
+      { name: '  Rex ', categoryId: 1, status: 'available' },
+      { 'if-match': etag },
+    )
+    expect(same.statusCode).toBe(200)
+    expect(same.json()).toEqual(pet)
+    expect(same.headers.etag).toBe(etag)
+    expect((await get(pet.id)).headers.etag).toBe(etag)
+    const changed = await patch(pet.id, { status: null })
+    expect(changed.headers.etag).toBe(`"${pet.id}-2"`)
+    const stale = await patch(pet.id, { status: null }, { 'if-match': etag })
+    expect(stale.statusCode).toBe(412)
+    expect(
+      (await patch(pet.id, { status: null }, { 'if-match': changed.headers.etag as string })).statusCode,
+    ).toBe(200)
+  })
+
+  test('of concurrent patches naming the same ETag, exactly one changes the pet; the others are 412', async () => {
+    const { pet, etag } = await create({ name: 'Rex', categoryId: 1 })
+    const names = Array.from({ length: 8 }, (_, index) => `Rex ${index}`)
+    const answers = await Promise.all(names.map((name) => patch(pet.id, { name }, { 'if-match': etag })))
+    const statuses = answers.map((answer) => answer.statusCode).sort()
+    expect(statuses).toEqual([200, ...Array(7).fill(412)])
+    const winner = answers.find((answer) => answer.statusCode === 200)
+    expect((await get(pet.id)).json().name).toBe(winner?.json().name)
+    expect(winner?.headers.etag).toBe(`"${pet.id}-2"`)
+  })
+
   test('every 201 names where to read the pet; a replayed createPet is the first response as sent, its ETag too', async () => {
     const headers = json({ 'idempotency-key': 'create-rex-once' })
     const send = () =>

@@ -32,7 +32,8 @@ export function registerPetLifecycleRoutes(app: FastifyInstance, deps: { pets: P
           'A JSON merge patch (`application/merge-patch+json` or `application/json`) of name, categoryId ' +
           'and status, with the rules of createPet; needs a `write` key. Send the ETag of the animal you ' +
           'read as If-Match, so that a change made meanwhile is not overwritten. While an order for the ' +
-          "animal is open its status is the order's to move, and once an order delivered it, it stays `sold`.",
+          "animal is open its status is the order's to move, and once an order delivered it, it stays `sold`. " +
+          'A patch that leaves every field as it is changes nothing: the ETag stays and no event is sent.',
         ...experimental,
         params: PetParams,
         headers: IF_MATCH,

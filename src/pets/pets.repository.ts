@@ -127,16 +127,18 @@ export function createPetRepository(handle: DbHandle) {
     insertPets,
 
     /**
-     * Applies `changes` if the pet exists (and, with `expectedVersions`, is still at one of them), in one
-     * statement, so two concurrent changes cannot both pass the same If-Match. Undefined when nothing matched.
+     * The live pet in the write's transaction, with its row lock on PostgreSQL (SQLite has one writer), so
+     * that what a change is judged against stays as read until it commits. Undefined when none.
      */
-    async updatePet(
-      trx: Db,
-      id: number,
-      changes: PetChanges,
-      expectedVersions?: readonly number[],
-    ): Promise<PetRecord | undefined> {
-      let query = trx
+    async lockPet(trx: Db, id: number): Promise<PetRecord | undefined> {
+      const query = live(trx).where('id', '=', id)
+      const row = await (handle.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
+      return row && toRecord(row)
+    },
+
+    /** Applies `changes` to the live pet and moves its version. Undefined when no such live pet exists. */
+    async updatePet(trx: Db, id: number, changes: PetChanges): Promise<PetRecord | undefined> {
+      const row = await trx
         .updateTable('pets')
         .set((eb) => ({
           ...(changes.name !== undefined && { name: changes.name }),
@@ -146,8 +148,8 @@ export function createPetRepository(handle: DbHandle) {
         }))
         .where('id', '=', id)
         .where('deleted_at', 'is', null)
-      if (expectedVersions !== undefined) query = query.where('version', 'in', [...expectedVersions])
-      const row = await query.returning(PET_COLUMNS).executeTakeFirst()
+        .returning(PET_COLUMNS)
+        .executeTakeFirst()
       return row && toRecord(row)
     },
 

@@ -131,25 +131,31 @@ export function createPetService(deps: {
    * Changes the pet (createPet's rules for each field). With `ifMatch` (the versions an If-Match header
    * named) only while the pet is still at one of them: 412 otherwise, and nothing changes. Its status is
    * the order's to move while one is open, and stays `sold` once one was delivered (CONTRACT §11: a pet is
-   * sold at most once): a change of status then is 409 `conflict`.
+   * sold at most once): a change of status then is 409 `conflict`. A patch that leaves every field as it
+   * is changes nothing: the version (the ETag) stays, and no event is emitted (§14: `pet.updated` is a change).
    */
   async function patchPet(id: number, changes: PetChanges, ifMatch?: readonly number[]): Promise<PetRecord> {
     const fields = changes.name === undefined ? changes : { ...changes, name: normalisePetName(changes.name) }
-    const updated =
-      ifMatch?.length === 0
-        ? undefined
-        : await handle.write(async (trx) => {
-            // The row first: on PostgreSQL that takes its lock, so an order placed meanwhile either
-            // committed before (and is seen below: the change rolls back) or waits and finds the new status.
-            const record = await repository.updatePet(trx, id, fields, ifMatch)
-            if (!record) return undefined
-            if (fields.status !== undefined) refuseStatusChange(id, await orderHold(trx, id))
-            await events.record(trx, [petEvent('pet.updated', record)])
-            return record
-          })
-    if (updated) return updated
-    if (!(await repository.findPetById(id))) throw notFound(id)
-    throw new AppError('precondition_failed', `pet ${id} changed since the ETag in If-Match: fetch it again`)
+    const patched = await handle.write(async (trx) => {
+      // The row first, with its lock on PostgreSQL: an order placed meanwhile either committed before (and
+      // is seen below: the change rolls back) or waits and finds the new status.
+      const current = await repository.lockPet(trx, id)
+      if (!current) return undefined
+      if (ifMatch && !ifMatch.includes(current.version)) return 'stale'
+      if (fields.status !== undefined) refuseStatusChange(id, await orderHold(trx, id))
+      if (!changesAnything(current.pet, fields)) return current
+      const record = await repository.updatePet(trx, id, fields)
+      if (record) await events.record(trx, [petEvent('pet.updated', record)])
+      return record
+    })
+    if (patched === 'stale') {
+      throw new AppError(
+        'precondition_failed',
+        `pet ${id} changed since the ETag in If-Match: fetch it again`,
+      )
+    }
+    if (!patched) throw notFound(id)
+    return patched
   }
 
   /** Removes the pet, unless an order for it is open (placed or approved): 409 `conflict` then. */
@@ -188,6 +194,12 @@ const petEvent = (type: NewEvent['type'], record: PetRecord): NewEvent => ({
 })
 
 const created = (pet: Pet): NewEvent => petEvent('pet.created', { pet, version: 1 })
+
+/** Whether applying `fields` would leave the pet other than it is (an absent status is `null` in a patch). */
+const changesAnything = (pet: Pet, fields: PetChanges): boolean =>
+  (fields.name !== undefined && fields.name !== pet.name) ||
+  (fields.categoryId !== undefined && fields.categoryId !== pet.categoryId) ||
+  (fields.status !== undefined && fields.status !== (pet.status ?? null))
 
 const notFound = (id: number) => new AppError('not_found', `pet ${id} does not exist`)
 

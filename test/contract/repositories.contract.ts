@@ -66,17 +66,16 @@ export function describeRepositoryContract(name: string, createDatabase: Databas
       expect(await pets.findPetById(tom.id + 1)).toBeUndefined()
     })
 
-    test('a change moves the version, a stale version changes nothing, and a deleted pet is gone from reads', async () => {
+    test('a change moves the version, the locked read gives the live pet at it, and a deleted pet is gone from reads', async () => {
       const rex = await pets.insertPet(db, { name: 'Rex', categoryId: 1, status: 'available' }, T0)
-      expect(await pets.updatePet(db, rex.id, { status: null }, [1])).toEqual({
-        pet: { id: rex.id, name: 'Rex', categoryId: 1 },
-        version: 2,
-      })
-      expect(await pets.updatePet(db, rex.id, { name: 'Stale' }, [1])).toBeUndefined()
+      const changed = { pet: { id: rex.id, name: 'Rex', categoryId: 1 }, version: 2 }
+      expect(await pets.updatePet(db, rex.id, { status: null })).toEqual(changed)
+      expect(await handle.write((trx) => pets.lockPet(trx, rex.id))).toEqual(changed)
       expect(await pets.deletePet(db, rex.id, T0)).toMatchObject({ pet: { id: rex.id } })
       expect(await pets.deletePet(db, rex.id, T0)).toBeUndefined()
       expect(await pets.findPetById(rex.id)).toBeUndefined()
       expect(await pets.listPetsByIds([rex.id])).toEqual([])
+      expect(await handle.write((trx) => pets.lockPet(trx, rex.id))).toBeUndefined()
       expect(await pets.updatePet(db, rex.id, { name: 'Back' })).toBeUndefined()
     })
 

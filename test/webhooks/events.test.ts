@@ -88,19 +88,39 @@ describe('events', () => {
     // Refused: a second order of a pending pet, a status change while an order is open, deleting it.
     expect((await t.api(buyer, 'POST', '/store/orders', { petId: pet.id })).status).toBe(409)
     expect((await t.api(buyer, 'PATCH', `/pets/${pet.id}`, { status: 'available' })).status).toBe(409)
+    // Even to the status it has: while an order is open, only the order moves it (§11).
+    expect((await t.api(buyer, 'PATCH', `/pets/${pet.id}`, { status: 'pending' })).status).toBe(409)
     expect((await t.api(buyer, 'DELETE', `/pets/${pet.id}`)).status).toBe(409)
     expect((await t.api(buyer, 'POST', '/pets', { name: '', categoryId: 1 })).status).toBe(400)
     // A replayed create is the same change: no second event.
     const body = { name: 'Tom', categoryId: 2 }
+    let tom = { id: 0 }
     for (let i = 0; i < 2; i++) {
-      expect((await t.api(buyer, 'POST', '/pets', body, { 'idempotency-key': 'k1' })).status).toBe(201)
+      const created = await t.api(buyer, 'POST', '/pets', body, { 'idempotency-key': 'k1' })
+      expect(created.status).toBe(201)
+      tom = await created.json()
     }
-    expect((await listEvents(buyer)).map((event) => event.type)).toEqual([
+    // A patch that leaves the pet as it is changes nothing (the name is trimmed, as createPet trims it);
+    // the next one changes it, once.
+    const same = await t.api(buyer, 'PATCH', `/pets/${tom.id}`, {
+      name: ' Tom ',
+      categoryId: 2,
+      status: null,
+    })
+    expect(same.status).toBe(200)
+    expect((await t.api(buyer, 'PATCH', `/pets/${tom.id}`, { name: 'Tommy' })).status).toBe(200)
+    const events = await listEvents(buyer)
+    expect(events.map((event) => event.type)).toEqual([
       'pet.created',
       'order.placed',
       'pet.updated',
       'pet.created',
+      'pet.updated',
     ])
+    expect(events.at(-1)).toMatchObject({
+      resourceVersion: 2,
+      data: { object: { id: tom.id, name: 'Tommy' } },
+    })
   })
 
   it('lists in commit order with ids that sort as text, in pages', async () => {
