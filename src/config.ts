@@ -3,7 +3,7 @@
  * Config. A bad value throws ConfigError whose message is the one line the process prints before exiting.
  */
 import type { Static } from 'typebox'
-import Value from 'typebox/value'
+import Schema from 'typebox/schema'
 import { FORMATS, listOf } from './config.formats.js'
 import { CONFIG_VARIABLES, type ConfigSchema, type VariableSchema } from './config.schema.js'
 import { unknownVariableWarnings } from './config-typos.js'
@@ -67,7 +67,7 @@ function parseVariables(env: Env): Variables {
     const text = given ?? (schema.default === undefined ? undefined : String(schema.default))
     if (text === undefined) continue
     const value = numberOf(schema, text)
-    if (!Value.Check(schema, value)) throw new ConfigError(name, expectation(schema), text)
+    if (!Schema.Check(schema, value)) throw new ConfigError(name, expectation(schema), text)
     values[name] = value
   }
   return values as Variables
