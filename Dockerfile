@@ -21,9 +21,10 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY client/ client/
 COPY src/ src/
 COPY bin/ bin/
-# The partner dashboard: bundled by npm run build into dist/public/dashboard (served from there).
+# The partner dashboard: bundled by npm run build into dist/public/dashboard (served from there); the CLI's
+# commands into dist/cli/bundle.js.
 COPY dashboard/ dashboard/
-COPY scripts/build-dashboard.ts scripts/
+COPY scripts/build-dashboard.ts scripts/build-cli.ts scripts/
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Run: no toolchain, no sources, not root.

@@ -32,17 +32,14 @@ describe('Dockerfile', () => {
     expect(instructions).toContain('COPY --from=build /app/dist/ dist/')
   })
 
-  test('the build stage has every input of npm run build: the client, the sources, the dashboard and its build script', () => {
-    for (const input of [
-      'client/ client/',
-      'src/ src/',
-      'dashboard/ dashboard/',
-      'scripts/build-dashboard.ts scripts/',
-    ])
+  test('the build stage has every input of npm run build: the client, the sources, the dashboard and the build scripts', () => {
+    for (const input of ['client/ client/', 'src/ src/', 'dashboard/ dashboard/'])
       expect(instructions).toContain(`COPY ${input}`)
-    expect(JSON.parse(readFileSync('package.json', 'utf8')).scripts.build).toContain(
-      'scripts/build-dashboard.ts',
-    )
+    const build: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.build
+    const scripts = [...build.matchAll(/scripts\/[\w-]+\.ts/g)].map(([path]) => path)
+    expect(scripts).toEqual(['scripts/build-dashboard.ts', 'scripts/build-cli.ts'])
+    const copied = instructions.find((line) => line.startsWith('COPY scripts/')) ?? ''
+    for (const script of scripts) expect(copied.split(' ')).toContain(script)
   })
 
   test('runs as a user that is not root, with the SQLite file in a volume', () => {
