@@ -178,6 +178,23 @@ export const ConfigSchema = Type.Object({
       },
     ),
   ),
+  OTEL_EXPORTER_OTLP_HEADERS: Type.Optional(
+    text(
+      'petstore.otel-headers',
+      "headers sent with every export, `key=value,key=value` percent-encoded (a vendor's token: `api-key=…`)",
+      { 'x-unset': 'none', 'x-secret': true },
+    ),
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: Type.Optional(
+    text(
+      'petstore.otel-headers',
+      'more headers for traces only, over the previous ones (a key in both: this one)',
+      {
+        'x-unset': 'none',
+        'x-secret': true,
+      },
+    ),
+  ),
   OTEL_TRACES_SAMPLER: Type.Enum(
     [
       'parentbased_always_on',
@@ -219,6 +236,8 @@ export interface VariableSchema {
   default?: string | number
   description: string
   'x-unset'?: string
+  /** Its value may hold credentials: an error about it never shows it. */
+  'x-secret'?: boolean
 }
 
 /** Every variable, in the order of the schema. */

@@ -208,6 +208,26 @@ describe('loadConfig', () => {
     expect(loadConfig(spaced).tracing?.serviceName).toBeUndefined()
   })
 
+  test('tracing: an export header the SDK would drop without a word stops start-up, and its value (a token) is never shown', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
+    for (const name of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'])
+      for (const headers of [
+        'Authorization: Bearer s3cret',
+        'api-key=s3cret,x-team',
+        '=s3cret',
+        'api-key=',
+        'api-key=s3cret%zz',
+      ]) {
+        const load = () => loadConfig({ ...endpoint, [name]: headers })
+        expect(load, headers).toThrow(
+          `${name} must be a comma list of key=value pairs, ',' and '=' in them percent-encoded (its value is not shown)`,
+        )
+      }
+    // What the SDK reads: trimmed, percent-decoded, `=` after the first one part of the value, empty entries skipped.
+    for (const headers of [' Authorization = Bearer%20s3cret ', 'api-key=a=b,,x-team=store', 'k=v;meta'])
+      expect(loadConfig({ ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: headers }).tracing, headers).toBeDefined()
+  })
+
   test('tracing: OTEL_TRACES_SAMPLER_ARG takes every ratio the SDK reads (`.01`, `1.`, `1e-2`); what the SDK would replace by 1 stops start-up', () => {
     const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
     /** The ratio the SDK reads from the text (its own parser), when it would use it. */
@@ -278,6 +298,8 @@ describe('loadConfig', () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
       OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
       OTEL_RESOURCE_ATTRIBUTES: '=x',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'api-key',
       OTEL_BSP_SCHEDULE_DELAY: '0',
       OTEL_SDK_DISABLED: 'yes',
     }

@@ -8,8 +8,8 @@ import { FORMATS, listOf } from './config.formats.js'
 import { CONFIG_VARIABLES, type ConfigSchema, type VariableSchema } from './config.schema.js'
 import { unknownVariableWarnings } from './config-typos.js'
 import { parseInteger } from './integer.js'
+import { resourceAttributesOf } from './otel-key-values.js'
 import { redactUrl } from './redact-url.js'
-import { resourceAttributesOf } from './resource-attributes.js'
 
 type Variables = Static<typeof ConfigSchema>
 export type Environment = Variables['PETSTORE_ENV']
@@ -24,9 +24,11 @@ export type DatabaseConfig = Config['database']
 export type TracingConfig = NonNullable<Config['tracing']>
 
 export class ConfigError extends Error {
-  constructor(variable: string, expectation: string, value: string) {
+  /** `value` undefined: a secret's, which is not shown at all. */
+  constructor(variable: string, expectation: string, value: string | undefined) {
     // A URL's password never reaches the terminal or the logs, even in a value that does not parse.
-    super(`${variable} ${expectation} (got ${JSON.stringify(redactUrl(value))})`)
+    const shown = value === undefined ? 'its value is not shown' : `got ${JSON.stringify(redactUrl(value))}`
+    super(`${variable} ${expectation} (${shown})`)
     this.name = 'ConfigError'
   }
 }
@@ -67,7 +69,9 @@ function parseVariables(env: Env): Variables {
     const text = given ?? (schema.default === undefined ? undefined : String(schema.default))
     if (text === undefined) continue
     const value = numberOf(schema, text)
-    if (!Schema.Check(schema, value)) throw new ConfigError(name, expectation(schema), text)
+    if (!Schema.Check(schema, value)) {
+      throw new ConfigError(name, expectation(schema), schema['x-secret'] ? undefined : text)
+    }
     values[name] = value
   }
   return values as Variables

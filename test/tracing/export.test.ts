@@ -22,13 +22,25 @@ test('without OTEL_EXPORTER_OTLP_PROTOCOL the spans go as OTLP/protobuf', async 
   const { listPets } = await serve({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
   expect((await listPets()).status).toBe(200)
   await expect.poll(() => receiver?.raw.length, { timeout: 10_000 }).toBeGreaterThan(0)
-  expect(receiver.contentTypes[0]).toBe('application/x-protobuf')
+  expect(receiver.headers[0]?.['content-type']).toBe('application/x-protobuf')
   // Decoded by the OpenTelemetry project's own protobuf messages: the request's span, with its ids.
   const [server] = (await receiver.waitFor((spans) => spans.length > 0)).filter(
     (span) => span.name === 'GET /v1/pets',
   )
   expect(server).toMatchObject({ kind: 2, traceId: expect.stringMatching(/^[0-9a-f]{32}$/) })
   expect(server?.attributes['http.response.status_code']).toBe(200)
+})
+
+test('the export carries the headers of OTEL_EXPORTER_OTLP_HEADERS, percent-decoded, with the traces-only ones over them', async () => {
+  const receiver = await traced.receiver()
+  const { listPets } = await serve({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_HEADERS: 'api-key=s3cret%2C1, x-team = store',
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-team=pets',
+  })
+  expect((await listPets()).status).toBe(200)
+  await expect.poll(() => receiver.headers.length, { timeout: 10_000 }).toBeGreaterThan(0)
+  expect(receiver.headers[0]).toMatchObject({ 'api-key': 's3cret,1', 'x-team': 'pets' })
 })
 
 test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone turns tracing on; OTEL_SDK_DISABLED=true keeps it off', async () => {

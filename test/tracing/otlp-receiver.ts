@@ -1,4 +1,4 @@
-import { createServer } from 'node:http'
+import { createServer, type IncomingHttpHeaders } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 
@@ -27,7 +27,8 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[]
   /** Every request body as it came (JSON text, or protobuf bytes), to search for what must not be there. */
   raw: Buffer[]
-  contentTypes: string[]
+  /** Every request's headers, in the same order. */
+  headers: IncomingHttpHeaders[]
   /** Resolves with the spans once `matches` holds for them, or rejects after `timeoutMs`. */
   waitFor(matches: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>
   close(): Promise<void>
@@ -140,7 +141,7 @@ function spansOf(request: ExportRequest): ReceivedSpan[] {
  */
 export async function startOtlpReceiver(answer: () => number = () => 200): Promise<OtlpReceiver> {
   const waiters = new Set<() => void>()
-  const receiver = { spans: [], raw: [], contentTypes: [] } as unknown as OtlpReceiver
+  const receiver = { spans: [], raw: [], headers: [] } as unknown as OtlpReceiver
   const server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -148,7 +149,7 @@ export async function startOtlpReceiver(answer: () => number = () => 200): Promi
       const body = Buffer.concat(chunks)
       const type = request.headers['content-type'] ?? ''
       receiver.raw.push(body)
-      receiver.contentTypes.push(type)
+      receiver.headers.push(request.headers)
       if (request.url === '/v1/traces' && type.startsWith('application/json')) {
         receiver.spans.push(...spansOf(JSON.parse(body.toString('utf8')) as ExportRequest))
       } else if (request.url === '/v1/traces' && type.startsWith('application/x-protobuf')) {

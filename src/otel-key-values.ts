@@ -1,3 +1,5 @@
+/** OpenTelemetry's `key=value,key=value` variables, read as the SDK reads them. */
+
 /**
  * OTEL_RESOURCE_ATTRIBUTES as the OpenTelemetry specification reads it: `key=value` pairs, comma-separated,
  * trimmed, percent-decoded, each key and value at most 255 characters; undefined when the SDK would
@@ -18,4 +20,22 @@ export function resourceAttributesOf(text: string): Map<string, string> | undefi
     }
   }
   return attributes
+}
+
+/**
+ * One entry of OTEL_EXPORTER_OTLP_HEADERS as the SDK's exporter reads it (`parseKeyPairsIntoRecord` of
+ * @opentelemetry/core): what comes before a `;` is `key=value`, both trimmed, neither empty, both
+ * percent-decoded. Undefined when the exporter would drop the entry, which it does without a word.
+ */
+export function headerEntryOf(entry: string): [string, string] | undefined {
+  const pair = entry.split(';')[0] ?? ''
+  const separator = pair.indexOf('=')
+  if (separator <= 0) return undefined
+  const [key, value] = [pair.slice(0, separator).trim(), pair.slice(separator + 1).trim()]
+  if (key === '' || value === '') return undefined
+  try {
+    return [decodeURIComponent(key), decodeURIComponent(value)]
+  } catch {
+    return undefined
+  }
 }
