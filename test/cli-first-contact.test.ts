@@ -105,6 +105,21 @@ describe('keys without DATABASE_URL', () => {
     expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id })])
   })
 
+  it('reads the arguments before the database: a usage error creates, opens and migrates none', async () => {
+    for (const args of [
+      ['keys', 'create', '--create-db', '--plan', 'gold'],
+      ['keys', 'create', '--create-db', '--plan', 'free', '--expires', 'soon'],
+      ['keys', 'update', '--create-db', '7'],
+      ['keys', 'usage', '--create-db', '7', '--days', '0'],
+      ['keys', 'revoke', '--create-db'],
+    ]) {
+      const run = await withoutDatabaseUrl(args)
+      expect(run.code, args.join(' ')).toBe(2)
+      expect(run.stderr, args.join(' ')).not.toContain('petstore: database')
+      expect(existsSync(join(cli.state.dir, 'data')), args.join(' ')).toBe(false)
+    }
+  })
+
   it('creates the database that DATABASE_URL names, from the environment or from .env', async () => {
     const named = await withoutDatabaseUrl(['keys', 'create', '--plan', 'free'], {
       DATABASE_URL: 'sqlite:./named.sqlite',

@@ -1,3 +1,4 @@
+import type { Deps } from '../deps.js'
 import { parseInteger } from '../integer.js'
 
 /** Where a command writes, and the environment it reads: injected so tests run commands in-process. */
@@ -15,6 +16,12 @@ export const processIo: CliIo = {
 
 /** A mistake in how a command was called: printed as one line, exit code 2. */
 export class UsageError extends Error {}
+
+/**
+ * A database command (`keys …`, `webhooks …`): it reads its arguments first, so that a usage error comes
+ * before the database is opened (or created, or migrated), and gives back what runs once it is.
+ */
+export type DatabaseCommand = (args: string[], now: number) => (deps: Deps, io: CliIo) => Promise<void>
 
 /** Left-aligned columns, for humans; scripts use --json. */
 export function formatTable(header: string[], rows: string[][]): string {

@@ -8,7 +8,7 @@ import { type CliIo, formatTable, oneId, UsageError } from './io.js'
 export const DEFAULT_KEYS_USAGE_DAYS = 7
 
 /** `keys usage ID [--days N] [--json]`: the account's requests per UTC day, by status class. */
-export async function showUsage(deps: Deps, args: string[], io: CliIo): Promise<void> {
+export function showUsage(args: string[]) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -20,15 +20,17 @@ export async function showUsage(deps: Deps, args: string[], io: CliIo): Promise<
   const id = oneId(positionals, 'usage')
   const days = parseInteger(values.days)
   if (!(days >= 1 && days <= 366)) throw new UsageError('--days must be a whole number from 1 to 366')
-  const key = await deps.apiKeys.findApiKey(id)
-  const usage = await usageOf(deps.database, key.id, days, deps.clock.now())
-  if (values.json) {
-    io.out(JSON.stringify({ id: key.id, days: usage.map(({ day, requests }) => ({ day, ...requests })) }))
-    return
+  return async (deps: Deps, io: CliIo) => {
+    const key = await deps.apiKeys.findApiKey(id)
+    const usage = await usageOf(deps.database, key.id, days, deps.clock.now())
+    if (values.json) {
+      io.out(JSON.stringify({ id: key.id, days: usage.map(({ day, requests }) => ({ day, ...requests })) }))
+      return
+    }
+    const rows = usage.map(({ day, requests }) => [
+      day,
+      ...STATUS_CLASSES.map((name) => String(requests[name])),
+    ])
+    io.out(formatTable(['DAY (UTC)', ...STATUS_CLASSES], rows))
   }
-  const rows = usage.map(({ day, requests }) => [
-    day,
-    ...STATUS_CLASSES.map((name) => String(requests[name])),
-  ])
-  io.out(formatTable(['DAY (UTC)', ...STATUS_CLASSES], rows))
 }

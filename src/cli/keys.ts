@@ -5,7 +5,7 @@ import type { IssuedApiKey } from '../api-keys/api-keys.service.js'
 import type { Deps } from '../deps.js'
 import { parseInteger } from '../integer.js'
 import { parseDuration, parseExpiry } from './durations.js'
-import { type CliIo, formatTable, oneId, UsageError } from './io.js'
+import { type CliIo, type DatabaseCommand, formatTable, oneId, UsageError } from './io.js'
 import { showUsage } from './keys-usage.js'
 
 /** How long a rotated key's old secret keeps working unless `--grace` says otherwise. */
@@ -31,9 +31,7 @@ export const KEYS_HELP = `Usage: petstore keys <command>
 Every keys command opens the database of DATABASE_URL. When DATABASE_URL is not set, the default
 ./data/petstore.sqlite must exist already, or --create-db be given: no empty database appears by mistake.`
 
-type KeysCommand = (deps: Deps, args: string[], io: CliIo) => Promise<void>
-
-export const keysCommands: Record<string, KeysCommand> = {
+export const keysCommands: Record<string, DatabaseCommand> = {
   create: createKey,
   update: updateKey,
   rotate: rotateKey,
@@ -52,21 +50,23 @@ const KEY_OPTIONS = {
   json: { type: 'boolean', default: false },
 } as const
 
-async function createKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
+function createKey(args: string[], now: number) {
   const { values } = parseArgs({ args, options: KEY_OPTIONS })
   if (!values.plan || !isPlan(values.plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`)
-  const issued = await deps.apiKeys.issueApiKey({
+  const input = {
     plan: values.plan,
     name: parseName(values.name),
     perMinute: parseLimit('--per-minute', values['per-minute']),
     perDay: parseLimit('--per-day', values['per-day']),
     scope: parseScope(values.scope),
-    expiresAt: values.expires === undefined ? null : parseExpiry(values.expires, deps.clock.now(), false),
-  })
-  printIssued(issued, values.json, io, 'Created')
+    expiresAt: values.expires === undefined ? null : parseExpiry(values.expires, now, false),
+  }
+  return async (deps: Deps, io: CliIo) => {
+    printIssued(await deps.apiKeys.issueApiKey(input), values.json, io, 'Created')
+  }
 }
 
-async function updateKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
+function updateKey(args: string[], now: number) {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: KEY_OPTIONS })
   const id = oneId(positionals, 'update')
   if (values.plan !== undefined && !isPlan(values.plan)) {
@@ -78,17 +78,19 @@ async function updateKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
     perMinute: parseLimit('--per-minute', values['per-minute']),
     perDay: parseLimit('--per-day', values['per-day']),
     scope: parseScope(values.scope),
-    expiresAt: values.expires === undefined ? undefined : parseExpiry(values.expires, deps.clock.now(), true),
+    expiresAt: values.expires === undefined ? undefined : parseExpiry(values.expires, now, true),
   }
   if (Object.values(changes).every((value) => value === undefined)) {
     throw new UsageError('give at least one of --plan, --per-minute/--per-day, --name, --scope, --expires')
   }
-  const key = await deps.apiKeys.updateApiKey(id, changes)
-  if (values.json) io.out(JSON.stringify(describeKey(key)))
-  else io.out(`Updated key ${key.id}: ${summary(key)}. Every instance applies it from its next request.`)
+  return async (deps: Deps, io: CliIo) => {
+    const key = await deps.apiKeys.updateApiKey(id, changes)
+    if (values.json) io.out(JSON.stringify(describeKey(key)))
+    else io.out(`Updated key ${key.id}: ${summary(key)}. Every instance applies it from its next request.`)
+  }
 }
 
-async function rotateKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
+function rotateKey(args: string[]) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -99,24 +101,32 @@ async function rotateKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
   })
   const id = oneId(positionals, 'rotate')
   const graceMs = parseDuration('--grace', values.grace)
-  const issued = await deps.apiKeys.rotateApiKey(id, graceMs)
-  printIssued(issued, values.json, io, 'Rotated')
-  if (!values.json) {
-    const until = new Date(deps.clock.now() + graceMs).toISOString()
-    io.out(graceMs === 0 ? 'The old secret no longer works.' : `The old secret works until ${until}.`)
+  return async (deps: Deps, io: CliIo) => {
+    printIssued(await deps.apiKeys.rotateApiKey(id, graceMs), values.json, io, 'Rotated')
+    if (!values.json) {
+      const until = new Date(deps.clock.now() + graceMs).toISOString()
+      io.out(graceMs === 0 ? 'The old secret no longer works.' : `The old secret works until ${until}.`)
+    }
   }
 }
 
-async function listKeys(deps: Deps, args: string[], io: CliIo): Promise<void> {
+function listKeys(args: string[]) {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } })
-  const keys = await deps.apiKeys.listApiKeys()
-  if (values.json) {
-    io.out(JSON.stringify(keys.map((key) => ({ ...describeKey(key), rotationPending: key.rotationPending }))))
-    return
+  return async (deps: Deps, io: CliIo) => {
+    const keys = await deps.apiKeys.listApiKeys()
+    if (values.json) {
+      io.out(
+        JSON.stringify(keys.map((key) => ({ ...describeKey(key), rotationPending: key.rotationPending }))),
+      )
+    } else {
+      io.out(keysTable(keys))
+    }
   }
+}
+
+function keysTable(keys: readonly (ApiKey & { rotationPending: boolean })[]): string {
   if (keys.length === 0) {
-    io.out('No keys yet: create one with `petstore keys create --plan free`.')
-    return
+    return 'No keys yet: create one with `petstore keys create --plan free`.'
   }
   const rows = keys.map((key) => [
     String(key.id),
@@ -133,20 +143,22 @@ async function listKeys(deps: Deps, args: string[], io: CliIo): Promise<void> {
     time(key.revokedAt),
   ])
   const header = ['ID', 'PREFIX', 'NAME', 'PLAN', 'PER MINUTE', 'PER DAY', 'SCOPE', 'EXPIRES', 'LAST USED']
-  io.out(formatTable([...header, 'ROTATING', 'CREATED', 'REVOKED'], rows))
+  return formatTable([...header, 'ROTATING', 'CREATED', 'REVOKED'], rows)
 }
 
-async function revokeKey(deps: Deps, args: string[], io: CliIo): Promise<void> {
+function revokeKey(args: string[]) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   })
   const id = oneId(positionals, 'revoke')
-  const key = await deps.apiKeys.revokeApiKey(id)
-  if (!key) throw new UsageError(`there is no key with id ${id}`)
-  if (values.json) io.out(JSON.stringify(describeKey(key)))
-  else io.out(`Revoked key ${key.id} (${key.prefix}...) at ${time(key.revokedAt)}.`)
+  return async (deps: Deps, io: CliIo) => {
+    const key = await deps.apiKeys.revokeApiKey(id)
+    if (!key) throw new UsageError(`there is no key with id ${id}`)
+    if (values.json) io.out(JSON.stringify(describeKey(key)))
+    else io.out(`Revoked key ${key.id} (${key.prefix}...) at ${time(key.revokedAt)}.`)
+  }
 }
 
 function printIssued({ apiKey, key }: IssuedApiKey, json: boolean, io: CliIo, verb: string): void {

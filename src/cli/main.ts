@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { systemClock } from '../clock.js'
 import { ConfigError, loadConfig } from '../config.js'
 import { describeDatabase } from '../db/describe.js'
 import { sqliteOnNodeWarning } from '../db/node-support.js'
@@ -90,6 +91,7 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
     exitIfStillHeld()
     return code
   }
+  // The command's arguments are read first: a usage error opens no database (nor creates, nor migrates one).
   const keys = command === 'keys' ? parseKeysLine(args) : undefined
   const webhooks = command === 'webhooks' ? parseWebhooksLine(args) : undefined
   const config = loadConfig(io.env)
@@ -102,8 +104,8 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
   const [{ createDeps }, { default: pino }] = await Promise.all([import('../deps.js'), import('pino')])
   const deps = await createDeps(config, { logDestination: pino.destination(2) })
   try {
-    if (keys) await keys.run(deps, keys.args, io)
-    else if (webhooks) await webhooks.run(deps, webhooks.args, io)
+    const run = keys?.run ?? webhooks?.run
+    if (run) await run(deps, io)
     else io.out('The database schema is up to date.')
     return 0
   } finally {
@@ -114,17 +116,17 @@ async function runCommand(command: string, args: string[], io: CliIo): Promise<n
 /** `keys <command> [options]`: the command and its own arguments; `--create-db` may stand anywhere. */
 function parseKeysLine(args: string[]) {
   const [command, ...rest] = args.filter((arg) => arg !== '--create-db')
-  const run = command === undefined ? undefined : keysCommands[command]
-  if (!run) throw new UsageError(`keys needs one of: ${Object.keys(keysCommands).join(', ')}`)
-  return { run, args: rest, createDb: args.includes('--create-db') }
+  const read = command === undefined ? undefined : keysCommands[command]
+  if (!read) throw new UsageError(`keys needs one of: ${Object.keys(keysCommands).join(', ')}`)
+  return { run: read(rest, systemClock.now()), createDb: args.includes('--create-db') }
 }
 
 /** `webhooks <command> [options]`. */
 function parseWebhooksLine(args: string[]) {
   const [command, ...rest] = args
-  const run = command === undefined ? undefined : webhooksCommands[command]
-  if (!run) throw new UsageError(`webhooks needs one of: ${Object.keys(webhooksCommands).join(', ')}`)
-  return { run, args: rest }
+  const read = command === undefined ? undefined : webhooksCommands[command]
+  if (!read) throw new UsageError(`webhooks needs one of: ${Object.keys(webhooksCommands).join(', ')}`)
+  return { run: read(rest, systemClock.now()) }
 }
 
 function reportFailure(error: unknown, io: CliIo): number {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { Deps } from '../deps.js'
 import { parseInteger } from '../integer.js'
-import { type CliIo, formatTable, UsageError } from './io.js'
+import { type CliIo, type DatabaseCommand, formatTable, UsageError } from './io.js'
 
 export const WEBHOOKS_HELP = `Usage: petstore webhooks <command>
 
@@ -14,27 +14,24 @@ export const WEBHOOKS_HELP = `Usage: petstore webhooks <command>
 
 Both commands open the database of DATABASE_URL, which must exist.`
 
-type WebhooksCommand = (deps: Deps, args: string[], io: CliIo) => Promise<void>
-
 /** What an operator's disable says to the endpoint's owner. */
 const OPERATOR_REASON = 'disabled by the operators'
 
-export const webhooksCommands: Record<string, WebhooksCommand> = {
+export const webhooksCommands: Record<string, DatabaseCommand> = {
   list: listEndpoints,
   disable: disableEndpoint,
 }
 
-async function listEndpoints(deps: Deps, args: string[], io: CliIo): Promise<void> {
+function listEndpoints(args: string[]) {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } })
-  const endpoints = await deps.webhookEndpoints.listAll()
-  if (values.json) {
-    io.out(JSON.stringify(endpoints))
-    return
+  return async (deps: Deps, io: CliIo) => {
+    const endpoints = await deps.webhookEndpoints.listAll()
+    io.out(values.json ? JSON.stringify(endpoints) : endpointsTable(endpoints))
   }
-  if (endpoints.length === 0) {
-    io.out('No webhook endpoints.')
-    return
-  }
+}
+
+function endpointsTable(endpoints: Awaited<ReturnType<Deps['webhookEndpoints']['listAll']>>): string {
+  if (endpoints.length === 0) return 'No webhook endpoints.'
   const rows = endpoints.map((endpoint) => [
     endpoint.id,
     String(endpoint.apiKeyId),
@@ -42,15 +39,17 @@ async function listEndpoints(deps: Deps, args: string[], io: CliIo): Promise<voi
     endpoint.url,
     endpoint.events.join(','),
   ])
-  io.out(formatTable(['ID', 'KEY', 'STATUS', 'URL', 'EVENTS'], rows))
+  return formatTable(['ID', 'KEY', 'STATUS', 'URL', 'EVENTS'], rows)
 }
 
-async function disableEndpoint(deps: Deps, args: string[], io: CliIo): Promise<void> {
+function disableEndpoint(args: string[]) {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} })
   const id = positionals.length === 1 ? parseInteger((positionals[0] ?? '').replace(/^we_/, '')) : Number.NaN
   if (!(id >= 1)) throw new UsageError('give the id of one endpoint: petstore webhooks disable we_12')
-  if (!(await deps.webhookEndpoints.disable(id, OPERATOR_REASON))) {
-    throw new UsageError(`no webhook endpoint we_${id}: petstore webhooks list shows them`)
+  return async (deps: Deps, io: CliIo) => {
+    if (!(await deps.webhookEndpoints.disable(id, OPERATOR_REASON))) {
+      throw new UsageError(`no webhook endpoint we_${id}: petstore webhooks list shows them`)
+    }
+    io.out(`Disabled we_${id}: nothing more is sent to it.`)
   }
-  io.out(`Disabled we_${id}: nothing more is sent to it.`)
 }
