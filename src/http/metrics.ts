@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import { droppedSpans } from '../tracing/tracing.js'
+import { droppedSpans } from '../tracing/dropped-spans.js'
 
 /** Prometheus metrics of one app; each app has its own registry, so tests can build many. */
 export function createMetrics() {
@@ -157,8 +157,9 @@ function spansDroppedCounter(registry: Registry): void {
   new Counter({
     name: 'petstore_trace_spans_dropped_total',
     help:
-      'Spans not exported, by reason: export_failed (the collector refused or did not answer in time) or ' +
-      'queue_full (more spans than the export queue holds while exports lag). Always 0 with tracing off.',
+      'Spans not exported, by reason: export_failed (the collector refused or did not answer in time), ' +
+      'queue_full (more spans than the export queue holds while exports lag) or rejected (the collector ' +
+      'took the batch but rejected these spans: a partial success). Always 0 with tracing off.',
     labelNames: ['reason'] as const,
     registers: [registry],
     collect() {

@@ -2,8 +2,8 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core'
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { afterEach, beforeEach, expect, it, vi } from 'vitest'
+import { droppedSpans } from './dropped-spans.js'
 import { guardedExporter } from './export-guard.js'
-import { droppedSpans } from './tracing.js'
 
 /** An exporter that keeps each batch and its callback, to answer (or not) when the test says. */
 function heldExporter() {

@@ -2,7 +2,7 @@ import { type Attributes, SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { type ExportResult, ExportResultCode, getNumberFromEnv } from '@opentelemetry/core'
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { redactSecretsInTarget } from '../redact-secrets.js'
-import { droppedSpans } from './tracing.js'
+import { droppedSpans } from './dropped-spans.js'
 
 /** The batch processor's export timeout when OTEL_BSP_EXPORT_TIMEOUT is unset, or not above 0. */
 const SDK_EXPORT_TIMEOUT_MS = 30_000

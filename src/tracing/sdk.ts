@@ -10,9 +10,10 @@ import type { TracingConfig } from '../config.js'
 import { redactSecretsInTarget } from '../redact-secrets.js'
 import { VERSION } from '../version.js'
 import { createContextScope } from './context-scope.js'
+import { droppedSpans } from './dropped-spans.js'
 import { batchExportTimeoutMs, guardedExporter } from './export-guard.js'
 import { followingLinks, RequestSampling, samplerOf } from './request-sampling.js'
-import { droppedSpans, useTracer } from './tracing.js'
+import { useTracer } from './tracing.js'
 
 /** The service's logger, as far as the SDK's warnings need it. */
 type WarningLog = { warn(object: object, message: string): void }
@@ -48,7 +49,7 @@ export function startTracing(config: TracingConfig): StartedTracing {
   // First: the exporter and the SDK read their variables while they are built, and a value they replace by
   // a default (OTEL_EXPORTER_OTLP_TIMEOUT=abc, headers they cannot parse) is told only then.
   const log = heldUntilLogger()
-  const diagLogger = countingQueueDrops(log)
+  const diagLogger = countingDrops(log)
   diag.setLogger(diagLogger, DiagLogLevel.WARN)
   const sampler = samplerOf(config)
   const scope = createContextScope()
@@ -137,15 +138,31 @@ function nameHandlerByOperation(span: Span, info: { hookName: string; request: F
 
 /** The batch processor says how many spans a full queue dropped only in this warning: it is counted. */
 const QUEUE_DROPS = /^Dropped (\d+) spans because maxQueueSize reached/
+/** The exporter tells a partial success (spans the collector rejected) only in this warning, with its JSON. */
+const PARTIAL_SUCCESS = /^Received Partial Success response/
 
-function countingQueueDrops(log: WarningLog): DiagLogger {
+function countingDrops(log: WarningLog): DiagLogger {
   const warn = (message: string, ...args: unknown[]) => {
     const dropped = QUEUE_DROPS.exec(message)
     if (dropped) droppedSpans.queue_full += Number(dropped[1])
+    if (PARTIAL_SUCCESS.test(message)) droppedSpans.rejected += rejectedSpansOf(args[0])
     log.warn({ tracing: args.map(String).join(' ') || undefined }, `tracing: ${message}`)
   }
   const ignore = () => {}
   return { error: warn, warn, info: ignore, debug: ignore, verbose: ignore }
+}
+
+/**
+ * `rejectedSpans` of a partial success as the exporter writes it: a number (protobuf) or a decimal string
+ * (OTLP/JSON's int64); 0 when it is not there (a partial success may only warn).
+ */
+function rejectedSpansOf(json: unknown): number {
+  try {
+    const count = Number((JSON.parse(String(json)) as { rejectedSpans?: unknown }).rejectedSpans ?? 0)
+    return Number.isSafeInteger(count) && count > 0 ? count : 0
+  } catch {
+    return 0
+  }
 }
 
 /**

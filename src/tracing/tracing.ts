@@ -51,9 +51,6 @@ export function tracingEnabled(): boolean {
 /** The least time the spans still queued at shutdown get, even when the drain used the whole budget. */
 export const TRACES_FLUSH_FLOOR_MS = 1_000
 
-/** Spans whose export was given up, by why: counted here, exposed by /metrics (http/metrics.ts). */
-export const droppedSpans = { export_failed: 0, queue_full: 0 }
-
 /**
  * The tracer to make a child span with, or undefined when none should be made: tracing off, or no span
  * active, or the active one not recording (its trace was not sampled). An unsampled request (99 of 100 at

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
-import { droppedSpans } from '../tracing/tracing.js'
+import { countDroppedSpans, type DroppedSpans } from '../tracing/dropped-spans.js'
 import type { Dispatcher, DispatcherObserver } from './dispatcher.port.js'
 import type { Settled } from './settle.js'
 
@@ -12,7 +12,7 @@ export interface Report {
   /** Requests in flight per account, now. */
   inFlight: [number, number][]
   /** Spans the worker's SDK dropped since the last report. */
-  droppedSpans: { export_failed: number; queue_full: number }
+  droppedSpans: DroppedSpans
 }
 
 export type ToMain = { kind: 'report'; report: Report } | { kind: 'idle'; id: number; error?: string }
@@ -63,8 +63,7 @@ export function startDispatcherThread(
       for (const outcome of report.settled) observe.settled(outcome)
       for (const seconds of report.lags) observe.lag(seconds)
       inFlight = new Map(report.inFlight)
-      droppedSpans.export_failed += report.droppedSpans.export_failed
-      droppedSpans.queue_full += report.droppedSpans.queue_full
+      countDroppedSpans(report.droppedSpans)
     } else {
       const waiter = idleWaiters.get(message.id)
       idleWaiters.delete(message.id)

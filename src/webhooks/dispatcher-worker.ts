@@ -10,7 +10,8 @@ import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
 import { connectDatabase } from '../db/connect.js'
 import { createLogger } from '../logger.js'
-import { droppedSpans, TRACES_FLUSH_FLOOR_MS } from '../tracing/tracing.js'
+import { droppedSpans, noDroppedSpans } from '../tracing/dropped-spans.js'
+import { TRACES_FLUSH_FLOOR_MS } from '../tracing/tracing.js'
 import { addressRulesOf } from './address.js'
 import { createDispatcher } from './dispatcher.js'
 import {
@@ -51,7 +52,7 @@ const dispatcher = createDispatcher({
 })
 
 function emptyReport(): Report {
-  return { settled: [], lags: [], inFlight: [], droppedSpans: { export_failed: 0, queue_full: 0 } }
+  return { settled: [], lags: [], inFlight: [], droppedSpans: noDroppedSpans() }
 }
 
 /** What happened since the last report (spans dropped as a count since the last one). */
@@ -61,11 +62,11 @@ let reportedInFlight = false
 function sendReport(): void {
   const inFlight = [...dispatcher.inFlightByAccount()]
   const dropped = { ...droppedSpans }
-  const news = report.settled.length + report.lags.length + dropped.export_failed + dropped.queue_full
+  const spans = Object.values(dropped).reduce((sum, count) => sum + count, 0)
+  const news = report.settled.length + report.lags.length + spans
   if (news === 0 && inFlight.length === 0 && !reportedInFlight) return
   reportedInFlight = inFlight.length > 0
-  droppedSpans.export_failed = 0
-  droppedSpans.queue_full = 0
+  Object.assign(droppedSpans, noDroppedSpans())
   post({ kind: 'report', report: { ...report, inFlight, droppedSpans: dropped } })
   report = emptyReport()
 }

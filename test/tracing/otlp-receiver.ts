@@ -71,15 +71,42 @@ type ExportRequest = {
 interface Message<T> {
   decode(bytes: Uint8Array): unknown
   toObject(message: unknown, options: { longs: StringConstructor; bytes: StringConstructor }): T
+  fromObject(object: T): unknown
+  encode(message: unknown): { finish(): Uint8Array }
+}
+
+/** What a collector says of spans it took but rejected (OTLP's partial success). */
+export interface PartialSuccess {
+  rejectedSpans: number
+  errorMessage: string
 }
 const { opentelemetry } = createRequire(import.meta.url)(
   'otlp-transformer-0.216/build/src/generated/root.js',
 ) as {
   opentelemetry: {
-    proto: { collector: { trace: { v1: { ExportTraceServiceRequest: Message<ExportRequest> } } } }
+    proto: {
+      collector: {
+        trace: {
+          v1: {
+            ExportTraceServiceRequest: Message<ExportRequest>
+            ExportTraceServiceResponse: Message<{ partialSuccess?: PartialSuccess }>
+          }
+        }
+      }
+    }
   }
 }
-const { ExportTraceServiceRequest } = opentelemetry.proto.collector.trace.v1
+const { ExportTraceServiceRequest, ExportTraceServiceResponse } = opentelemetry.proto.collector.trace.v1
+
+/** A collector's answer in the request's encoding: empty, or with `partial` (int64 as a string in JSON). */
+function responseBody(type: string, partial: PartialSuccess | undefined): string | Uint8Array {
+  if (type.startsWith('application/json')) {
+    if (!partial) return '{}'
+    return JSON.stringify({ partialSuccess: { ...partial, rejectedSpans: String(partial.rejectedSpans) } })
+  }
+  const response = ExportTraceServiceResponse.fromObject(partial ? { partialSuccess: partial } : {})
+  return ExportTraceServiceResponse.encode(response).finish()
+}
 
 /** An OTLP/protobuf export, decoded by the project's messages; ids (bytes, here base64) in hex as OTLP/JSON has them. */
 function decodeProtobuf(body: Buffer): ExportRequest {
@@ -136,10 +163,13 @@ function spansOf(request: ExportRequest): ReceivedSpan[] {
 
 /**
  * Takes `POST /v1/traces` in OTLP/protobuf (decoded by the OpenTelemetry project's messages, above) or
- * OTLP/JSON, and answers as a collector does (200, an empty ExportTraceServiceResponse). `answer` can make
- * it refuse (a collector that is down or full).
+ * OTLP/JSON, and answers as a collector does (200, an empty ExportTraceServiceResponse, or one with
+ * `partial`). `answer` can make it refuse (a collector that is down or full).
  */
-export async function startOtlpReceiver(answer: () => number = () => 200): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(
+  answer: () => number = () => 200,
+  partial?: PartialSuccess,
+): Promise<OtlpReceiver> {
   const waiters = new Set<() => void>()
   const receiver = { spans: [], raw: [], headers: [] } as unknown as OtlpReceiver
   const server = createServer((request, response) => {
@@ -158,7 +188,7 @@ export async function startOtlpReceiver(answer: () => number = () => 200): Promi
       for (const wake of waiters) wake()
       const status = answer()
       response.writeHead(status, { 'content-type': type || 'application/json' })
-      response.end(type.startsWith('application/json') ? '{}' : '')
+      response.end(status === 200 ? responseBody(type, partial) : '')
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -29,8 +29,8 @@ export function tracedServices(prefix: string) {
   })
   return {
     dir: () => dir,
-    receiver: async () => {
-      const receiver = await startOtlpReceiver()
+    receiver: async (...options: Parameters<typeof startOtlpReceiver>) => {
+      const receiver = await startOtlpReceiver(...options)
       receivers.push(receiver)
       return receiver
     },
