@@ -20,6 +20,13 @@ interface RenderProbe {
 
 describe('signed in with the demo key', () => {
   test('every section shows the account: limits and usage as the API tells them, the endpoint, events, the order', async () => {
+    // The demo's endpoint has had its first attempts before the page loads: a delivery log read empty is
+    // asked again only on request (dashboard/src/delivery-log.tsx), and on a loaded machine the sign-in
+    // could come before the first delivery (CI once waited the whole 30 s for a log that stayed empty).
+    const [endpoint] = await session.api(session.demo.key, '/webhook_endpoints')
+    const attempts = async () =>
+      (await session.api(session.demo.key, `/webhook_endpoints/${endpoint.id}/deliveries`)).length
+    await expect.poll(attempts, { timeout: 20_000, interval: 250 }).toBeGreaterThan(0)
     await session.freshPage()
     // First render with data, timed in the page: from the click on "Sign in" to every section showing its
     // data (reported, not asserted: machines differ).
