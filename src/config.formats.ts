@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import Format from 'typebox/format'
-import { headerEntryOf, resourceAttributesOf } from './otel-key-values.js'
+import { isHeaderEntry, resourceAttributesOf } from './otel-key-values.js'
 
 /**
  * The formats of config.schema.ts's variables: what a value of each must be, checked by the loader
@@ -59,8 +59,7 @@ export const FORMATS: Readonly<Record<string, { check(text: string): boolean; ex
   },
   'petstore.otel-headers': {
     // The SDK drops, without a word, an entry it cannot read: the collector would then refuse every export.
-    check: (text) =>
-      text.split(',').every((entry) => entry.trim() === '' || headerEntryOf(entry) !== undefined),
+    check: (text) => text.split(',').every((entry) => entry.trim() === '' || isHeaderEntry(entry)),
     expectation: "must be a comma list of key=value pairs, ',' and '=' in them percent-encoded",
   },
   'petstore.otel-boolean': {

@@ -23,19 +23,21 @@ export function resourceAttributesOf(text: string): Map<string, string> | undefi
 }
 
 /**
- * One entry of OTEL_EXPORTER_OTLP_HEADERS as the SDK's exporter reads it (`parseKeyPairsIntoRecord` of
+ * Whether the SDK's exporter reads this entry of OTEL_EXPORTER_OTLP_HEADERS (`parseKeyPairsIntoRecord` of
  * @opentelemetry/core): what comes before a `;` is `key=value`, both trimmed, neither empty, both
- * percent-decoded. Undefined when the exporter would drop the entry, which it does without a word.
+ * percent-decodable. An entry it cannot read, it drops without a word.
  */
-export function headerEntryOf(entry: string): [string, string] | undefined {
+export function isHeaderEntry(entry: string): boolean {
   const pair = entry.split(';')[0] ?? ''
   const separator = pair.indexOf('=')
-  if (separator <= 0) return undefined
+  if (separator <= 0) return false
   const [key, value] = [pair.slice(0, separator).trim(), pair.slice(separator + 1).trim()]
-  if (key === '' || value === '') return undefined
+  if (key === '' || value === '') return false
   try {
-    return [decodeURIComponent(key), decodeURIComponent(value)]
+    decodeURIComponent(key)
+    decodeURIComponent(value)
+    return true
   } catch {
-    return undefined
+    return false
   }
 }

@@ -136,26 +136,24 @@ export function createPetService(deps: {
    */
   async function patchPet(id: number, changes: PetChanges, ifMatch?: readonly number[]): Promise<PetRecord> {
     const fields = changes.name === undefined ? changes : { ...changes, name: normalisePetName(changes.name) }
-    const patched = await handle.write(async (trx) => {
+    return handle.write(async (trx) => {
       // The row first, with its lock on PostgreSQL: an order placed meanwhile either committed before (and
       // is seen below: the change rolls back) or waits and finds the new status.
       const current = await repository.lockPet(trx, id)
-      if (!current) return undefined
-      if (ifMatch && !ifMatch.includes(current.version)) return 'stale'
+      if (!current) throw notFound(id)
+      if (ifMatch && !ifMatch.includes(current.version)) {
+        throw new AppError(
+          'precondition_failed',
+          `pet ${id} changed since the ETag in If-Match: fetch it again`,
+        )
+      }
       if (fields.status !== undefined) refuseStatusChange(id, await orderHold(trx, id))
       if (!changesAnything(current.pet, fields)) return current
       const record = await repository.updatePet(trx, id, fields)
-      if (record) await events.record(trx, [petEvent('pet.updated', record)])
+      if (!record) throw notFound(id)
+      await events.record(trx, [petEvent('pet.updated', record)])
       return record
     })
-    if (patched === 'stale') {
-      throw new AppError(
-        'precondition_failed',
-        `pet ${id} changed since the ETag in If-Match: fetch it again`,
-      )
-    }
-    if (!patched) throw notFound(id)
-    return patched
   }
 
   /** Removes the pet, unless an order for it is open (placed or approved): 409 `conflict` then. */

@@ -7,7 +7,7 @@ export type DroppedSpans = Record<'export_failed' | 'queue_full' | 'rejected', n
 
 export const noDroppedSpans = (): DroppedSpans => ({ export_failed: 0, queue_full: 0, rejected: 0 })
 
-/** This thread's dropped spans (each thread has its own module state): counted here, exposed by /metrics (http/metrics.ts). */
+/** This thread's dropped spans (each thread has its own): counted here, exposed by /metrics (http/metrics.ts). */
 export const droppedSpans: DroppedSpans = noDroppedSpans()
 
 /** Adds `more` to this thread's count, reason by reason (the dispatcher's thread reports its own). */

@@ -38,6 +38,7 @@ const handle = await connectDatabase(
     ? { ...config.database, poolSize: Math.min(config.database.poolSize, DISPATCHER_POOL_SIZE) }
     : config.database,
 )
+/** What happened since the last report (spans dropped as a count since the last one). */
 let report: Report = emptyReport()
 const dispatcher = createDispatcher({
   handle,
@@ -55,7 +56,6 @@ function emptyReport(): Report {
   return { settled: [], lags: [], inFlight: [], droppedSpans: noDroppedSpans() }
 }
 
-/** What happened since the last report (spans dropped as a count since the last one). */
 /** Whether the last report had requests in flight (an idle thread then sends nothing until it has news). */
 let reportedInFlight = false
 
